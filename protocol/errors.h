@@ -1,0 +1,86 @@
+// File: protocol/errors.h
+//
+// Every error string lapse puts on the wire, in one place, worded as Redis 7 words them so
+// that clients which match on error text keep working. Messages carry their prefix ("ERR",
+// "WRONGTYPE", "NOAUTH", ...) but not the leading '-' or the trailing CRLF: ReplyWriter::Error
+// adds those. Messages that embed a value are built by the functions at the end.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lapse::protocol::errors {
+
+// Protocol violations; the connection is closed after sending one.
+inline constexpr std::string_view kInvalidMultibulkLength = "Protocol error: invalid multibulk length";
+inline constexpr std::string_view kInvalidBulkLength = "Protocol error: invalid bulk length";
+inline constexpr std::string_view kTooBigInline = "Protocol error: too big inline request";
+inline constexpr std::string_view kTooBigMbulkCount = "Protocol error: too big mbulk count string";
+inline constexpr std::string_view kTooBigBulkCount = "Protocol error: too big bulk count string";
+inline constexpr std::string_view kUnbalancedQuotes = "Protocol error: unbalanced quotes in request";
+
+// Generic argument errors.
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kNanOrInfinity = "ERR increment would produce NaN or Infinity";
+inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+inline constexpr std::string_view kNotPositive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+inline constexpr std::string_view kSameDb = "ERR source and destination objects are the same";
+inline constexpr std::string_view kInvalidDbIndex = "ERR invalid first DB index";
+inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB index";
+inline constexpr std::string_view kNxXxGtLt = "ERR NX and XX, GT or LT options at the same time are not compatible";
+inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same time are not compatible";
+
+// Connection and server.
+inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
+inline constexpr std::string_view kWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
+inline constexpr std::string_view kAuthNoPassword =
+    "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+inline constexpr std::string_view kUnsupportedProtocol = "NOPROTO unsupported protocol version";
+inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
+inline constexpr std::string_view kDebugDisabled =
+    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";
+
+inline std::string UnknownCommand(std::string_view name, const std::string_view* args, size_t nargs) {
+  std::string msg = "ERR unknown command '";
+  msg.append(name);
+  msg.append("', with args beginning with: ");
+  for (size_t i = 0; i < nargs; ++i) {
+    msg.push_back('\'');
+    msg.append(args[i]);
+    msg.append("' ");
+  }
+  return msg;
+}
+
+inline std::string UnknownSubcommand(std::string_view sub, std::string_view command) {
+  std::string msg = "ERR unknown subcommand '";
+  msg.append(sub);
+  msg.append("'. Try ");
+  for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
+  msg.append(" HELP.");
+  return msg;
+}
+
+inline std::string WrongArity(std::string_view command) {
+  std::string msg = "ERR wrong number of arguments for '";
+  msg.append(command);
+  msg.append("' command");
+  return msg;
+}
+
+inline std::string InvalidExpireTime(std::string_view command) {
+  std::string msg = "ERR invalid expire time in '";
+  msg.append(command);
+  msg.append("' command");
+  return msg;
+}
+
+}  // namespace lapse::protocol::errors
