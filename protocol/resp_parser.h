@@ -3,7 +3,8 @@
 // Incremental parser for client requests: RESP multibulk (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`)
 // and inline commands (`GET k\r\n`, as typed into telnet, with sdssplitargs-style quoting).
 //
-// The parser never copies argument bytes: arguments are views into the caller's buffer.
+// The parser never copies multibulk argument bytes: arguments are views into the caller's
+// buffer (only inline arguments written with quotes are unescaped into parser storage).
 // It remembers how far it got inside the current, incomplete command, so a 512 MB bulk
 // arriving in 64 KB reads is scanned once, not re-parsed on every read. Offsets are kept
 // relative to the start of the current command, so the caller may move the unconsumed
@@ -39,6 +40,8 @@ class RespParser {
   // buffer, but must pass the same unconsumed prefix again.
   // On kOk, `args` holds the arguments as views into `input` and `*consumed` is the command's
   // length. An empty request (blank inline line, `*0`, `*-1`) yields kOk with no args.
+  // Exception: an inline argument containing quotes is unescaped into storage owned by the
+  // parser; that view stays valid until the next Parse() or Reset() call.
   // On kNeedMore `*consumed` is 0. After kError the parser must be Reset() before reuse.
   ParseStatus Parse(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
 
@@ -55,16 +58,23 @@ class RespParser {
  private:
   ParseStatus ParseInline(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
   ParseStatus ParseMultibulk(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
+  bool FindHeaderEnd(std::string_view input, size_t line_start, size_t* cr, bool* too_long);
+  bool SplitInline(std::string_view line, std::vector<std::string_view>* args);
+  ParseStatus Finish(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
   ParseStatus Fail(std::string message);
+  void ResetCommand();
 
   ParserLimits limits_;
   std::string error_;
   size_t bytes_hint_ = 0;
-  // Progress inside the current multibulk command (offsets relative to its start).
-  bool in_multibulk_ = false;
-  int64_t expected_args_ = 0;
-  size_t scan_pos_ = 0;
+  // Progress inside the current command; offsets are relative to its start so that they
+  // survive the caller compacting its buffer.
+  int64_t expected_args_ = -1;  // multibulk count, -1 until the `*<n>` line is parsed
+  int64_t bulk_len_ = -1;       // length of the bulk being read, -1 while reading its header
+  size_t scan_pos_ = 0;         // first byte not yet parsed (next header or bulk payload)
+  size_t line_scanned_ = 0;     // the search for the current line's terminator resumes here
   std::vector<std::pair<size_t, size_t>> arg_spans_;  // offset, length
+  std::string unescaped_;  // backing store for quoted inline arguments
 };
 
 }  // namespace lapse::protocol
