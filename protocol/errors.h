@@ -39,6 +39,8 @@ inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same t
 
 // Connection and server.
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
+inline constexpr std::string_view kHelloNoAuth =
+    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 inline constexpr std::string_view kWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr std::string_view kAuthNoPassword =
     "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";

@@ -1,0 +1,213 @@
+#include "engine/db.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace lapse::engine {
+
+namespace {
+// RANDOMKEY tolerates this many expired picks before answering from a full reclaim.
+constexpr int kRandomKeyTries = 100;
+}  // namespace
+
+void Db::Track(const Entry* e, uint64_t hash) {
+  int64_t d = e->deadline();
+  if (d == kNoDeadline) return;
+  ++volatile_count_;
+  wheel_.Schedule(hash, d);
+}
+
+void Db::Untrack(const Entry* e) {
+  if (e->deadline() != kNoDeadline) --volatile_count_;
+}
+
+void Db::DestroyUnlinked(Entry* e) {
+  Untrack(e);
+  Entry::Destroy(e);
+}
+
+Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+  Entry** link = table_.FindLink(key, hash);
+  if (link == nullptr) return nullptr;
+  Entry* e = *link;
+  if (IsExpired(e, now_ms)) {
+    DestroyUnlinked(table_.UnlinkAt(link));
+    ++expiry_stats_.expired_keys;
+    ++expiry_stats_.expired_lazily;
+    return nullptr;
+  }
+  return e;
+}
+
+Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms, int64_t now_ms) {
+  uint64_t hash = HashKey(key);
+  Entry** link = table_.FindLink(key, hash);
+  if (link != nullptr) {
+    Entry* old = *link;
+    bool fits = old->type() == type && value.size() <= old->value_capacity() &&
+                (deadline_ms == kNoDeadline || old->has_deadline_slot()) &&
+                // Keep small entries tight: reuse only if the block is not grossly oversized.
+                old->value_capacity() <= 2 * value.size() + 32;
+    if (fits) {
+      int64_t old_deadline = old->deadline();
+      if (value.size() > 0) std::memmove(old->mutable_value(), value.data(), value.size());
+      old->set_value_len(static_cast<uint32_t>(value.size()));
+      if (old_deadline != deadline_ms) {
+        Untrack(old);
+        old->set_deadline(deadline_ms);
+        Track(old, hash);
+      }
+      return old;
+    }
+    Entry* fresh = Entry::Create(key, value, type, deadline_ms);
+    DestroyUnlinked(table_.ReplaceAt(link, fresh));
+    Track(fresh, hash);
+    return fresh;
+  }
+  Entry* fresh = Entry::Create(key, value, type, deadline_ms);
+  table_.Insert(fresh, hash);
+  Track(fresh, hash);
+  return fresh;
+}
+
+Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
+  std::string_view key = entry->key();
+  uint64_t hash = HashKey(key);
+  Entry** link = table_.FindLink(key, hash);
+  if (deadline_ms != kNoDeadline && deadline_ms <= now_ms) {
+    DestroyUnlinked(table_.UnlinkAt(link));
+    return nullptr;
+  }
+  if (entry->deadline() == deadline_ms) return entry;
+  Untrack(entry);
+  if (deadline_ms == kNoDeadline || entry->has_deadline_slot()) {
+    entry->set_deadline(deadline_ms);
+  } else {
+    Entry* fresh = Entry::Create(key, entry->value(), entry->type(), deadline_ms);
+    fresh->set_touched(entry->touched());
+    Entry::Destroy(table_.ReplaceAt(link, fresh));
+    entry = fresh;
+  }
+  Track(entry, hash);
+  return entry;
+}
+
+Entry* Db::ReserveValue(Entry* entry, size_t capacity) {
+  if (capacity <= entry->value_capacity()) return entry;
+  std::string_view key = entry->key();
+  Entry** link = table_.FindLink(key, HashKey(key));
+  // Small values grow exactly; larger ones double so that APPEND loops stay linear.
+  size_t grown = capacity < 1024 ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
+  Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, grown);
+  fresh->set_touched(entry->touched());
+  Entry::Destroy(table_.ReplaceAt(link, fresh));
+  return fresh;
+}
+
+bool Db::Erase(std::string_view key, int64_t now_ms) {
+  Entry* e = Extract(key, now_ms);
+  if (e == nullptr) return false;
+  Entry::Destroy(e);
+  return true;
+}
+
+Entry* Db::Extract(std::string_view key, int64_t now_ms) {
+  uint64_t hash = HashKey(key);
+  if (Find(key, hash, now_ms) == nullptr) return nullptr;
+  Entry* e = table_.UnlinkAt(table_.FindLink(key, hash));
+  Untrack(e);
+  return e;
+}
+
+void Db::Adopt(Entry* entry, int64_t now_ms) {
+  uint64_t hash = HashKey(entry->key());
+  table_.Insert(entry, hash);
+  Track(entry, hash);
+}
+
+bool Db::Reclaim(int64_t now_ms, size_t max_records) {
+  auto deadline_of = [this](uint64_t hash, int64_t start, int64_t end) -> std::optional<int64_t> {
+    std::optional<int64_t> found;
+    table_.ForEachInBucketOf(hash, [&](Entry** link) {
+      const Entry* e = *link;
+      int64_t d = e->deadline();
+      if (d >= start && d < end && HashKey(e->key()) == hash) found = d;
+      return false;
+    });
+    return found;
+  };
+  auto on_due = [this, now_ms](uint64_t hash) {
+    table_.ForEachInBucketOf(hash, [&](Entry** link) {
+      const Entry* e = *link;
+      if (!IsExpired(e, now_ms) || HashKey(e->key()) != hash) return false;
+      uint64_t lag = static_cast<uint64_t>(now_ms - e->deadline());
+      expiry_stats_.expired_lag_sum_ms += lag;
+      expiry_stats_.expired_lag_max_ms = std::max(expiry_stats_.expired_lag_max_ms, lag);
+      ++expiry_stats_.expired_keys;
+      DestroyUnlinked(table_.UnlinkAt(link));
+      return true;
+    });
+  };
+  return wheel_.Advance(now_ms, max_records, deadline_of, on_due);
+}
+
+size_t Db::CountLive(int64_t now_ms) {
+  while (Reclaim(now_ms, SIZE_MAX)) {
+  }
+  return table_.size();
+}
+
+uint64_t Db::Scan(uint64_t cursor, int64_t now_ms, const std::function<void(const Entry*)>& fn) const {
+  return table_.Scan(cursor, [&](const Entry* e) {
+    if (!IsExpired(e, now_ms)) fn(e);
+  });
+}
+
+Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
+  for (int i = 0; i < kRandomKeyTries && table_.size() > 0; ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    Entry* e = table_.RandomEntry(seed ^ (seed >> 29));
+    if (e == nullptr) return nullptr;
+    if (!IsExpired(e, now_ms)) return e;
+    std::string key(e->key());
+    Find(key, now_ms);  // deletes it
+  }
+  if (CountLive(now_ms) == 0) return nullptr;
+  return table_.RandomEntry(seed);
+}
+
+int64_t Db::AverageTtlMs(int64_t now_ms) const {
+  if (volatile_count_ == 0) return 0;
+  // Sample like Redis does rather than walk every key: up to 64 buckets from the start.
+  int64_t sum = 0, n = 0;
+  uint64_t cursor = 0;
+  int steps = 0;
+  do {
+    cursor = table_.Scan(cursor, [&](const Entry* e) {
+      int64_t d = e->deadline();
+      if (d != kNoDeadline && d > now_ms) {
+        sum += d - now_ms;
+        ++n;
+      }
+    });
+  } while (cursor != 0 && ++steps < 64);
+  return n == 0 ? 0 : sum / n;
+}
+
+void Db::Clear() {
+  table_.Clear();
+  wheel_.Clear();
+  volatile_count_ = 0;
+}
+
+KvTable Db::TakeTable() {
+  KvTable taken = std::move(table_);
+  table_ = KvTable();
+  wheel_.Clear();
+  volatile_count_ = 0;
+  return taken;
+}
+
+size_t Db::MemoryEstimate() const { return table_.BucketBytes() + wheel_.size() * sizeof(uint64_t); }
+
+}  // namespace lapse::engine

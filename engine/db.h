@@ -1,0 +1,109 @@
+// File: engine/db.h
+//
+// One numbered database (SELECT n) of one shard: the key table, the timing wheel that files
+// the keys' deadlines, and counters. Single-threaded by contract: only the thread that owns
+// the shard touches it.
+//
+// Expiry has two halves. Reads filter inline: an entry whose deadline <= now is treated as
+// absent and deleted on the spot (lazy), so correctness never waits for the background.
+// The background half is Reclaim(), which advances the wheel and deletes due keys, oldest
+// deadline first, a bounded number of records per call. The wheel holds key hashes rather
+// than pointers, so deleting or re-timing a key never has to touch the wheel: a record whose
+// key is gone or whose deadline moved is recognised as stale and dropped when it comes up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "engine/entry.h"
+#include "engine/hash.h"
+#include "engine/kv_table.h"
+#include "engine/timing_wheel.h"
+
+namespace lapse::engine {
+
+struct ExpiryStats {
+  uint64_t expired_keys = 0;       // keys deleted because their deadline passed
+  uint64_t expired_lazily = 0;     // of those, deleted by a read that met them
+  uint64_t expired_lag_sum_ms = 0; // sum over background deletions of (now - deadline)
+  uint64_t expired_lag_max_ms = 0;
+};
+
+class Db {
+ public:
+  explicit Db(int64_t now_ms = 0) : wheel_(now_ms) {}
+  Db(Db&&) = default;
+  Db& operator=(Db&&) = default;
+
+  // The live entry for `key`, or nullptr. An expired entry is deleted here (lazy expiry).
+  // The pointer stays valid until the next mutating call on this Db.
+  Entry* Find(std::string_view key, int64_t now_ms) { return Find(key, HashKey(key), now_ms); }
+  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms);
+
+  // Creates or replaces `key` with a string value and `deadline_ms` (kNoDeadline: none).
+  // Returns the stored entry.
+  Entry* Put(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms, int64_t now_ms);
+
+  // Gives a live entry a new deadline (kNoDeadline removes it). May reallocate: returns the
+  // entry to use from now on. A deadline <= now deletes the key and returns nullptr.
+  Entry* SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms);
+
+  // Makes room for a value of `capacity` bytes in a live entry, keeping its contents; may
+  // reallocate (growing geometrically so that repeated APPENDs stay amortised O(1)).
+  Entry* ReserveValue(Entry* entry, size_t capacity);
+
+  // Deletes a live key; returns false if there was none (an expired one counts as none).
+  bool Erase(std::string_view key, int64_t now_ms);
+  // Unlinks a live key and hands ownership of its entry to the caller (RENAME, MOVE).
+  Entry* Extract(std::string_view key, int64_t now_ms);
+  // Links an entry taken from Extract() (its key must be absent); files its deadline.
+  void Adopt(Entry* entry, int64_t now_ms);
+
+  // Background expiry: deletes due keys, oldest deadline first, handling at most
+  // `max_records` wheel records. Returns true while more are due at or before now_ms.
+  bool Reclaim(int64_t now_ms, size_t max_records);
+
+  // Entries stored, including expired ones not yet reclaimed.
+  size_t stored() const { return table_.size(); }
+  // Stored entries that carry a deadline (INFO keyspace `expires`).
+  size_t volatile_count() const { return volatile_count_; }
+  // Live keys exactly: reclaims everything already due first (work proportional to it).
+  size_t CountLive(int64_t now_ms);
+
+  // One SCAN step over stored entries; expired entries are skipped.
+  uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(const Entry*)>& fn) const;
+  // A random live key, or nullptr (gives up after a bounded number of expired picks).
+  Entry* RandomLive(uint64_t seed, int64_t now_ms);
+
+  // Sum over volatile keys of their remaining time, for INFO's avg_ttl (sampled).
+  int64_t AverageTtlMs(int64_t now_ms) const;
+
+  void Clear();
+  // Leaves this Db empty and returns its former table so that the caller may destroy it
+  // elsewhere (FLUSHALL ASYNC).
+  KvTable TakeTable();
+
+  const ExpiryStats& expiry_stats() const { return expiry_stats_; }
+  size_t wheel_records() const { return wheel_.size(); }
+  size_t MemoryEstimate() const;
+  void RehashStep(size_t buckets) { table_.RehashStep(buckets); }
+
+ private:
+  static bool IsExpired(const Entry* e, int64_t now_ms) {
+    int64_t d = e->deadline();
+    return d != kNoDeadline && d <= now_ms;
+  }
+  void DestroyUnlinked(Entry* e);
+  void Track(const Entry* e, uint64_t hash);
+  void Untrack(const Entry* e);
+
+  KvTable table_;
+  TimingWheel wheel_;
+  size_t volatile_count_ = 0;
+  ExpiryStats expiry_stats_;
+};
+
+}  // namespace lapse::engine

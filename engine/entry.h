@@ -1,0 +1,94 @@
+// File: engine/entry.h
+//
+// One key and its value in a single allocation, chained into its bucket:
+//
+//   | next (8) | key_len (4) | value_len (4) | type (1) | flags (1) | touched (2) |
+//   | deadline (8, only if kDeadlineSlot) | key bytes | value bytes |
+//
+// The 20-byte packed header is the whole per-key overhead besides the bucket pointer:
+// no separate key object, value object or expiry dictionary as in Redis. A key with a TTL
+// carries its deadline here (8 bytes) and one 8-byte record in the timing wheel, which is
+// the entire cost of having a TTL. Entries are only ever referenced from their bucket chain
+// (the wheel holds key hashes, not pointers), so an entry may be reallocated freely.
+//
+// For strings the value bytes are the string itself. Other types (hashes, lists, ... later)
+// will keep a pointer to their object in the value bytes, selected by `type`.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace lapse::engine {
+
+enum class ValueType : uint8_t { kString = 0 };
+
+inline constexpr int64_t kNoDeadline = 0;
+
+class Entry {
+ public:
+  // Allocates an entry; a deadline slot is reserved when `deadline_ms` != kNoDeadline or
+  // `reserve_deadline` is set. `value_capacity` >= value.size() leaves room for growth.
+  static Entry* Create(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms,
+                       bool reserve_deadline = false, size_t value_capacity = 0);
+  static void Destroy(Entry* e);
+
+  Entry* next() const { return next_; }
+  void set_next(Entry* n) { next_ = n; }
+  // The chain link stored in this entry; the header is packed but `next_` sits at offset 0
+  // of a malloc'd block, so it is always pointer-aligned.
+  Entry** next_link() { return reinterpret_cast<Entry**>(this); }
+
+  std::string_view key() const { return {KeyPtr(), key_len_}; }
+  std::string_view value() const { return {ValuePtr(), value_len_}; }
+  char* mutable_value() { return ValuePtr(); }
+  ValueType type() const { return static_cast<ValueType>(type_); }
+
+  bool has_deadline_slot() const { return flags_ & kDeadlineSlot; }
+  // kNoDeadline when the key is persistent.
+  int64_t deadline() const {
+    if (!has_deadline_slot()) return kNoDeadline;
+    int64_t d;
+    std::memcpy(&d, Payload(), sizeof d);
+    return d;
+  }
+  // Requires has_deadline_slot() (or `d` == kNoDeadline, which is then a no-op).
+  void set_deadline(int64_t d) {
+    if (!has_deadline_slot()) return;
+    std::memcpy(Payload(), &d, sizeof d);
+  }
+
+  // Bytes the value may grow to in place (from the allocator's real block size).
+  size_t value_capacity() const;
+  // Changes the value length in place; requires new_len <= value_capacity().
+  void set_value_len(uint32_t new_len) { value_len_ = new_len; }
+
+  // Coarse last-access time for OBJECT IDLETIME: seconds modulo 2^16 (about 18 hours).
+  uint16_t touched() const { return touched_; }
+  void set_touched(uint16_t t) { touched_ = t; }
+
+  size_t AllocatedBytes() const;
+
+ private:
+  static constexpr uint8_t kDeadlineSlot = 1;
+
+  Entry() = default;
+  char* Payload() { return reinterpret_cast<char*>(this) + sizeof(Entry); }
+  const char* Payload() const { return reinterpret_cast<const char*>(this) + sizeof(Entry); }
+  size_t DeadlineBytes() const { return has_deadline_slot() ? sizeof(int64_t) : 0; }
+  char* KeyPtr() { return Payload() + DeadlineBytes(); }
+  const char* KeyPtr() const { return Payload() + DeadlineBytes(); }
+  char* ValuePtr() { return KeyPtr() + key_len_; }
+  const char* ValuePtr() const { return KeyPtr() + key_len_; }
+
+  Entry* next_;
+  uint32_t key_len_;
+  uint32_t value_len_;
+  uint8_t type_;
+  uint8_t flags_;
+  uint16_t touched_;
+} __attribute__((packed));
+
+static_assert(sizeof(Entry) == 20, "entry header must stay packed");
+
+}  // namespace lapse::engine

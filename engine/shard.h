@@ -1,0 +1,55 @@
+// File: engine/shard.h
+//
+// A shard owns a slice of the keyspace (every key whose hash maps to it) across all numbered
+// databases, and the work of expiring it. The server gives each shard to exactly one thread
+// (thread-per-core); nothing here is synchronised, because nothing here is shared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/db.h"
+
+namespace lapse::engine {
+
+struct ShardStats {
+  uint64_t expired_keys = 0;
+  uint64_t expired_lazily = 0;
+  uint64_t expired_lag_max_ms = 0;
+  uint64_t reclaim_backlog_records = 0;  // wheel records due but not yet handled
+  size_t keys_stored = 0;
+  size_t keys_volatile = 0;
+};
+
+class Shard {
+ public:
+  Shard(uint32_t id, size_t databases, int64_t now_ms);
+
+  uint32_t id() const { return id_; }
+  size_t database_count() const { return dbs_.size(); }
+  Db& db(size_t index) { return dbs_[index]; }
+  const Db& db(size_t index) const { return dbs_[index]; }
+
+  // SWAPDB: every shard swaps its part, so that the swap is whole once all shards did it.
+  void SwapDbs(size_t a, size_t b) { std::swap(dbs_[a], dbs_[b]); }
+
+  // The reclaimer's single entry point: deletes due keys across this shard's databases,
+  // handling at most `max_records` wheel records. Returns true while more are due.
+  bool ReclaimSlice(int64_t now_ms, size_t max_records);
+
+  // Spends idle time on incremental rehashing.
+  void RehashIdle(size_t buckets);
+
+  ShardStats Stats() const;
+  // Records the backlog seen by the last slice (a slice that stopped early).
+  void set_backlog_hint(uint64_t records) { backlog_hint_ = records; }
+
+ private:
+  uint32_t id_;
+  std::vector<Db> dbs_;
+  size_t next_db_ = 0;  // round robin so that one busy database does not starve the others
+  uint64_t backlog_hint_ = 0;
+};
+
+}  // namespace lapse::engine

@@ -1,0 +1,52 @@
+#include "server/client_session.h"
+
+namespace lapse::server {
+
+std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms) {
+  auto info = std::make_shared<ClientInfo>();
+  info->id = NextId();
+  info->addr = std::move(addr);
+  info->laddr = std::move(laddr);
+  info->created_ms = now_ms;
+  info->last_active_ms = now_ms;
+  std::lock_guard lock(mu_);
+  clients_.emplace(info->id, info);
+  return info;
+}
+
+void ClientRegistry::Remove(uint64_t id) {
+  std::lock_guard lock(mu_);
+  clients_.erase(id);
+}
+
+std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const auto& [id, c] : clients_) {
+    if (only_id != 0 && id != only_id) continue;
+    int64_t age = (now_ms - c->created_ms) / 1000;
+    int64_t idle = (now_ms - c->last_active_ms.load()) / 1000;
+    std::string cmd = c->last_command.empty() ? "NULL" : c->last_command;
+    out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=-1 name=" + c->name +
+           " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
+           " flags=N db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
+           std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
+           std::to_string(c->output_bytes.load()) + " tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" +
+           std::to_string(c->resp.load()) + "\n";
+  }
+  return out;
+}
+
+size_t ClientRegistry::Kill(uint64_t id) {
+  std::function<void()> kill;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(id);
+    if (it == clients_.end() || !it->second->kill) return 0;
+    kill = it->second->kill;
+  }
+  kill();
+  return 1;
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,81 @@
+// File: server/client_session.h
+//
+// Per-client state that commands read and change (selected database, protocol version,
+// authentication, name), kept apart from the socket so that command tests can drive a
+// session in-process. ClientInfo is the part other threads may read (CLIENT LIST, INFO):
+// its fields are atomics or guarded by the registry's mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "protocol/reply_writer.h"
+#include "server/asio.h"
+
+namespace lapse::server {
+
+struct ClientInfo {
+  uint64_t id = 0;
+  std::string addr;   // peer, "ip:port"
+  std::string laddr;  // local, "ip:port"
+  int64_t created_ms = 0;
+  std::atomic<int64_t> last_active_ms{0};
+  std::atomic<int> db{0};
+  std::atomic<int> resp{2};
+  std::atomic<uint64_t> query_buffer_bytes{0};
+  std::atomic<uint64_t> output_bytes{0};
+  std::string name;          // guarded by ClientRegistry::mu_
+  std::string last_command;  // guarded by ClientRegistry::mu_
+  std::function<void()> kill;  // closes the connection from its own thread; set once
+};
+
+class ClientRegistry {
+ public:
+  std::shared_ptr<ClientInfo> Add(std::string addr, std::string laddr, int64_t now_ms);
+  void Remove(uint64_t id);
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return clients_.size();
+  }
+  void SetName(ClientInfo& info, std::string name) {
+    std::lock_guard lock(mu_);
+    info.name = std::move(name);
+  }
+  std::string Name(const ClientInfo& info) const {
+    std::lock_guard lock(mu_);
+    return info.name;
+  }
+  void SetLastCommand(ClientInfo& info, std::string_view cmd) {
+    std::lock_guard lock(mu_);
+    info.last_command.assign(cmd);
+  }
+  // One CLIENT LIST line (with trailing newline) per client; `only_id` 0 for all.
+  std::string Describe(int64_t now_ms, uint64_t only_id = 0) const;
+  // Calls kill on every client whose id matches; returns how many.
+  size_t Kill(uint64_t id);
+  uint64_t NextId() { return next_id_.fetch_add(1); }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<ClientInfo>> clients_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+struct ClientSession {
+  ClientSession(asio::io_context& ctx, size_t home_thread, std::shared_ptr<ClientInfo> client_info, bool needs_auth)
+      : home(home_thread), info(std::move(client_info)), authenticated(!needs_auth), waker(ctx) {}
+
+  size_t home;  // index of the thread (and shard) the connection lives on
+  std::shared_ptr<ClientInfo> info;
+  int db = 0;
+  bool authenticated;
+  protocol::RespVersion resp = protocol::RespVersion::kResp2;
+  bool close_after_reply = false;  // QUIT, protocol error, kill
+  asio::steady_timer waker;        // resumes the session after cross-shard work
+};
+
+}  // namespace lapse::server

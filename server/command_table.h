@@ -1,0 +1,113 @@
+// File: server/command_table.h
+//
+// The one table that declares every command once: name, arity (Redis convention: positive
+// = exact argument count including the name, negative = at least that many), flags, key
+// positions and handler. Dispatch consults it before any handler runs, so handlers never
+// check existence or arity themselves.
+//
+// A handler is one of three kinds, chosen by where its work must happen:
+//  - ShardHandler: touches one key; runs on the thread that owns that key's shard.
+//  - ConnHandler: touches only the connection or server-wide state; runs on the
+//    connection's thread, synchronously.
+//  - FanoutHandler: touches several shards (MGET, DBSIZE, FLUSHALL, ...); a coroutine on the
+//    connection's thread that hands work to the owning shards and gathers the results.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "server/asio.h"
+
+namespace lapse::engine {
+class Shard;
+class Db;
+}  // namespace lapse::engine
+
+namespace lapse::protocol {
+class ReplyWriter;
+}
+
+namespace lapse::server {
+
+struct ClientSession;
+class Server;
+
+using Args = std::span<const std::string_view>;
+
+// What a ShardHandler sees. It runs on the shard's thread and must not touch the connection.
+struct ShardCommand {
+  engine::Shard& shard;
+  engine::Db& db;
+  Args args;
+  protocol::ReplyWriter& reply;
+  int64_t now_ms;
+  const Server& server;
+};
+
+// What ConnHandlers and FanoutHandlers see; they run on the connection's thread.
+struct ConnCommand {
+  ClientSession& session;
+  Server& server;
+  Args args;
+  protocol::ReplyWriter& reply;
+};
+
+using ShardHandler = void (*)(ShardCommand&);
+using ConnHandler = void (*)(ConnCommand&);
+using FanoutHandler = awaitable<void> (*)(ConnCommand&);
+
+enum CommandFlags : uint32_t {
+  kWrite = 1 << 0,       // modifies the keyspace
+  kReadOnly = 1 << 1,
+  kNoAuth = 1 << 2,      // allowed before AUTH (AUTH, HELLO, QUIT)
+  kAdmin = 1 << 3,
+  kFast = 1 << 4,
+  kConnection = 1 << 5,  // concerns the connection only
+};
+
+struct CommandSpec {
+  std::string name;  // lower case
+  int arity;
+  uint32_t flags;
+  int first_key;  // 0 when the command has no key
+  int last_key;   // -1: the last argument
+  int key_step;
+  std::variant<ShardHandler, ConnHandler, FanoutHandler> handler;
+  std::string group;    // for COMMAND DOCS
+  std::string summary;  // for COMMAND DOCS
+};
+
+class CommandTable {
+ public:
+  void Add(CommandSpec spec);
+  // Case-insensitive lookup; nullptr when unknown.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::vector<const CommandSpec*>& All() const { return ordered_; }
+  // `rename-command old new`: new == "" disables the command. Returns false if unknown.
+  bool Rename(std::string_view old_name, std::string_view new_name);
+
+ private:
+  std::unordered_map<std::string, CommandSpec> by_name_;
+  std::vector<const CommandSpec*> ordered_;
+};
+
+// True when argc satisfies the spec's arity.
+inline bool ArityOk(const CommandSpec& spec, size_t argc) {
+  return spec.arity >= 0 ? argc == static_cast<size_t>(spec.arity) : argc >= static_cast<size_t>(-spec.arity);
+}
+
+// The command families; each adds its commands to the table.
+void RegisterConnectionCommands(CommandTable& table);
+void RegisterServerCommands(CommandTable& table);
+void RegisterStringCommands(CommandTable& table);
+void RegisterKeyCommands(CommandTable& table);
+
+// Builds the full table.
+CommandTable BuildCommandTable();
+
+}  // namespace lapse::server

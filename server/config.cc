@@ -1,0 +1,301 @@
+#include "server/config.h"
+
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "engine/glob.h"
+
+namespace lapse::server {
+
+namespace {
+
+struct Option {
+  const char* name;
+  bool mutable_at_runtime;
+  // Parses and stores; returns an error reason (without prefix) or nullopt.
+  std::function<std::optional<std::string>(Settings&, std::string_view)> set;
+  std::function<std::string(const Settings&)> get;
+};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Redis's memtoll: an integer with an optional k/kb/m/mb/g/gb unit (case-insensitive).
+std::optional<int64_t> ParseMemory(std::string_view v) {
+  std::string s = Lower(v);
+  int64_t mul = 1;
+  struct Unit {
+    const char* suffix;
+    int64_t mul;
+  };
+  static constexpr Unit kUnits[] = {{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024ll * 1024 * 1024},
+                                    {"k", 1000},  {"m", 1000 * 1000},  {"g", 1000ll * 1000 * 1000}};
+  for (const Unit& u : kUnits) {
+    std::string_view suf(u.suffix);
+    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
+      mul = u.mul;
+      s.resize(s.size() - suf.size());
+      break;
+    }
+  }
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || n < 0) return std::nullopt;
+  return n * mul;
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+  return n;
+}
+
+std::optional<bool> ParseYesNo(std::string_view s) {
+  std::string l = Lower(s);
+  if (l == "yes") return true;
+  if (l == "no") return false;
+  return std::nullopt;
+}
+
+template <class T>
+Option IntOption(const char* name, bool mut, T Settings::*field, int64_t min, int64_t max) {
+  return Option{name, mut,
+                [field, min, max](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  auto n = ParseInt(v);
+                  if (!n) return "argument couldn't be parsed into an integer";
+                  if (*n < min || *n > max) return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) + " inclusive";
+                  s.*field = static_cast<T>(*n);
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return std::to_string(s.*field); }};
+}
+
+Option MemOption(const char* name, int64_t Settings::*field) {
+  return Option{name, true,
+                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  auto n = ParseMemory(v);
+                  if (!n) return "argument must be a memory value";
+                  s.*field = *n;
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return std::to_string(s.*field); }};
+}
+
+Option BoolOption(const char* name, bool mut, bool Settings::*field) {
+  return Option{name, mut,
+                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  auto b = ParseYesNo(v);
+                  if (!b) return "argument must be 'yes' or 'no'";
+                  s.*field = *b;
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return std::string(s.*field ? "yes" : "no"); }};
+}
+
+Option StringOption(const char* name, bool mut, std::string Settings::*field) {
+  return Option{name, mut,
+                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  s.*field = std::string(v);
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return s.*field; }};
+}
+
+// Accepted so that tools written for Redis (redis-benchmark, clients) start quietly; lapse
+// keeps no persistence, so their value is fixed.
+Option FixedOption(const char* name, const char* value) {
+  return Option{name, true, [](Settings&, std::string_view) -> std::optional<std::string> { return std::nullopt; },
+                [value](const Settings&) { return std::string(value); }};
+}
+
+const std::vector<Option>& Options() {
+  static const std::vector<Option> kOptions = {
+      IntOption("port", false, &Settings::port, 0, 65535),
+      StringOption("bind", false, &Settings::bind),
+      IntOption("threads", false, &Settings::threads, 0, 256),
+      IntOption("databases", false, &Settings::databases, 1, 1 << 16),
+      IntOption("maxclients", true, &Settings::maxclients, 1, 1'000'000),
+      IntOption("timeout", true, &Settings::timeout, 0, INT32_MAX),
+      StringOption("requirepass", true, &Settings::requirepass),
+      Option{"loglevel", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = Lower(v);
+               if (l != "debug" && l != "verbose" && l != "notice" && l != "warning" && l != "nothing")
+                 return "argument(s) must be one of the following: debug, verbose, notice, warning, nothing";
+               s.loglevel = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.loglevel; }},
+      StringOption("logfile", false, &Settings::logfile),
+      BoolOption("enable-debug-command", false, &Settings::enable_debug_command),
+      BoolOption("protected-mode", true, &Settings::protected_mode),
+      MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len),
+      MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit),
+      MemOption("maxmemory", &Settings::maxmemory),
+      Option{"maxmemory-policy", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               if (Lower(v) != "noeviction") return "argument(s) must be one of the following: noeviction";
+               s.maxmemory_policy = "noeviction";
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.maxmemory_policy; }},
+      IntOption("hz", true, &Settings::hz, 1, 500),
+      FixedOption("save", ""),
+      FixedOption("appendonly", "no"),
+  };
+  return kOptions;
+}
+
+const Option* FindOption(std::string_view name) {
+  std::string l = Lower(name);
+  for (const Option& o : Options()) {
+    if (l == o.name) return &o;
+  }
+  return nullptr;
+}
+
+// Splits a config line into words, honouring "double" and 'single' quotes.
+std::optional<std::vector<std::string>> SplitLine(std::string_view line) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i >= line.size()) break;
+    std::string word;
+    if (line[i] == '"' || line[i] == '\'') {
+      char q = line[i++];
+      bool closed = false;
+      while (i < line.size()) {
+        if (line[i] == '\\' && q == '"' && i + 1 < line.size()) {
+          char c = line[++i];
+          word.push_back(c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c);
+        } else if (line[i] == q) {
+          closed = true;
+          ++i;
+          break;
+        } else {
+          word.push_back(line[i]);
+        }
+        ++i;
+      }
+      if (!closed) return std::nullopt;
+    } else {
+      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) word.push_back(line[i++]);
+    }
+    words.push_back(std::move(word));
+  }
+  return words;
+}
+
+}  // namespace
+
+std::optional<std::string> Config::SetLocked(std::string_view name, std::string_view value, bool at_startup) {
+  const Option* opt = FindOption(name);
+  if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
+  if (!at_startup && !opt->mutable_at_runtime)
+    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - can't set immutable config";
+  Settings candidate = settings_;
+  if (auto err = opt->set(candidate, value))
+    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + *err;
+  settings_ = std::move(candidate);
+  return std::nullopt;
+}
+
+std::optional<std::string> Config::Set(std::string_view name, std::string_view value) {
+  std::lock_guard lock(mu_);
+  return SetLocked(name, value, false);
+}
+
+std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Option& o : Options()) {
+    if (engine::GlobMatch(pattern, o.name, true)) out.emplace_back(o.name, o.get(settings_));
+  }
+  return out;
+}
+
+std::optional<std::string> Config::LoadFromText(std::string_view text) {
+  std::lock_guard lock(mu_);
+  size_t line_no = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    auto words = SplitLine(line);
+    if (!words) return "line " + std::to_string(line_no) + ": unbalanced quotes";
+    if (words->empty() || (*words)[0][0] == '#') continue;
+    std::string name = Lower((*words)[0]);
+    if (name == "rename-command") {
+      if (words->size() != 3) return "line " + std::to_string(line_no) + ": rename-command needs two arguments";
+      settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);
+      continue;
+    }
+    if (words->size() != 2) return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";
+    if (auto err = SetLocked(name, (*words)[1], true)) return "line " + std::to_string(line_no) + ": " + *err;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exit_now) {
+  *exit_now = false;
+  int i = 1;
+  if (i < argc && std::string_view(argv[i]).rfind("--", 0) != 0) {
+    std::ifstream in(argv[i]);
+    if (!in) return std::string("cannot open config file '") + argv[i] + "'";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (auto err = LoadFromText(ss.str())) return std::string("config file '") + argv[i] + "', " + *err;
+    ++i;
+  }
+  for (; i < argc; ++i) {
+    std::string_view flag(argv[i]);
+    if (flag == "--help" || flag == "-h") {
+      std::cout << Usage();
+      *exit_now = true;
+      return std::nullopt;
+    }
+    if (flag == "--version" || flag == "-v") {
+      std::cout << "lapse-server v=" << LAPSE_VERSION << "\n";
+      *exit_now = true;
+      return std::nullopt;
+    }
+    if (flag.rfind("--", 0) != 0) return "unexpected argument '" + std::string(flag) + "'";
+    if (i + 1 >= argc) return "missing value for '" + std::string(flag) + "'";
+    std::lock_guard lock(mu_);
+    if (auto err = SetLocked(flag.substr(2), argv[++i], true)) return *err;
+  }
+  return std::nullopt;
+}
+
+std::string Config::Usage() {
+  return "Usage: lapse-server [/path/to/lapse.conf] [--option value ...]\n"
+         "       lapse-server --help | --version\n\n"
+         "Options (also valid as 'name value' lines in the config file; flags override the file):\n"
+         "  --port N                   TCP port (default 6379)\n"
+         "  --bind ADDR                address to listen on (default 127.0.0.1)\n"
+         "  --threads N                event-loop threads, one shard each (default: cores)\n"
+         "  --databases N              numbered databases for SELECT (default 16)\n"
+         "  --maxclients N             connections accepted at once (default 10000)\n"
+         "  --timeout SECONDS          close clients idle this long; 0 = never (default 0)\n"
+         "  --requirepass PASSWORD     require AUTH before other commands\n"
+         "  --loglevel LEVEL           debug | verbose | notice | warning | nothing\n"
+         "  --logfile PATH             log to this file instead of standard output\n"
+         "  --enable-debug-command yes allow DEBUG ADVANCE / SET-ACTIVE-EXPIRE / SLEEP\n"
+         "  --protected-mode yes|no    refuse non-loopback clients when no password is set\n"
+         "  --proto-max-bulk-len BYTES largest bulk string accepted (default 512mb)\n"
+         "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
+         "Config file only:\n"
+         "  rename-command NAME NEW    rename a command; \"\" disables it\n";
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,73 @@
+// File: server/config.h
+//
+// Server settings from a redis.conf-style file and command-line flags (`lapse-server
+// [file] [--name value ...]`; flags override the file). Names follow Redis's (`port`,
+// `bind`, `maxclients`, `requirepass`, ...). CONFIG GET/SET read and change the live
+// values through Get/Set, which validate exactly as the file parser does.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lapse::server {
+
+struct Settings {
+  int port = 6379;
+  std::string bind = "127.0.0.1";
+  int threads = 0;  // 0: one per core
+  int databases = 16;
+  int64_t maxclients = 10000;
+  int64_t timeout = 0;  // idle seconds before a client is closed; 0: never
+  std::string requirepass;
+  std::string loglevel = "notice";
+  std::string logfile;  // empty: standard output
+  bool enable_debug_command = false;
+  bool protected_mode = true;
+  int64_t proto_max_bulk_len = 512ll * 1024 * 1024;
+  int64_t client_query_buffer_limit = 1024ll * 1024 * 1024;
+  int64_t maxmemory = 0;
+  std::string maxmemory_policy = "noeviction";
+  int64_t hz = 10;
+  std::vector<std::pair<std::string, std::string>> renamed_commands;
+};
+
+class Config {
+ public:
+  // Parses argv (argv[0] is the program). Returns an error message on failure; sets
+  // *exit_now for --help / --version after printing what was asked.
+  std::optional<std::string> LoadFromArgs(int argc, char** argv, bool* exit_now);
+  // Parses redis.conf-style text: `name value...` per line, `#` comments, quoted values.
+  std::optional<std::string> LoadFromText(std::string_view text);
+
+  // Sets one setting by its Redis name; returns an error message ("ERR ...") on failure.
+  std::optional<std::string> Set(std::string_view name, std::string_view value);
+  // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET.
+  std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
+
+  // A consistent copy of all settings.
+  Settings Snapshot() const {
+    std::lock_guard lock(mu_);
+    return settings_;
+  }
+  // The fields read on hot paths are copied out by the server; this is for the rest.
+  std::string requirepass() const {
+    std::lock_guard lock(mu_);
+    return settings_.requirepass;
+  }
+
+  static std::string Usage();
+
+ private:
+  std::optional<std::string> SetLocked(std::string_view name, std::string_view value, bool at_startup);
+
+  mutable std::mutex mu_;
+  Settings settings_;
+};
+
+}  // namespace lapse::server

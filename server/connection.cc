@@ -1,0 +1,146 @@
+#include "server/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace {
+constexpr size_t kReadChunk = 16 * 1024;
+
+std::string Endpoint(const tcp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
+}  // namespace
+
+Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
+    : server_(server),
+      socket_(std::move(socket)),
+      info_([&] {
+        boost::system::error_code ec1, ec2;
+        auto peer = socket_.remote_endpoint(ec1);
+        auto local = socket_.local_endpoint(ec2);
+        return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs());
+      }()),
+      session_(server.shards().context(home_thread), home_thread, info_, !server.config().requirepass().empty()),
+      dispatcher_(server, session_) {
+  Settings s = server.config().Snapshot();
+  protocol::ParserLimits limits;
+  limits.max_bulk_len = static_cast<uint64_t>(s.proto_max_bulk_len);
+  parser_.set_limits(limits);
+}
+
+awaitable<void> Connection::Run() {
+  auto self = shared_from_this();
+  info_->kill = [self] {
+    asio::post(self->socket_.get_executor(), [self] {
+      boost::system::error_code ec;
+      self->socket_.shutdown(tcp::socket::shutdown_both, ec);
+      self->socket_.close(ec);
+    });
+  };
+  int64_t timeout = server_.config().Snapshot().timeout;
+  if (timeout > 0) asio::co_spawn(socket_.get_executor(), IdleWatchdog(self, timeout), asio::detached);
+  boost::system::error_code ec;
+  socket_.set_option(tcp::no_delay(true), ec);
+  ThreadCounters& counters = server_.counters(session_.home);
+
+  while (!session_.close_after_reply) {
+    CompactInput();
+    if (input_.size() - input_end_ < kReadChunk) {
+      size_t want = std::max(input_end_ + kReadChunk, input_end_ + parser_.bytes_hint());
+      if (input_.size() < want) input_.resize(std::max(want, input_.size() * 2));
+    }
+    size_t n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
+                                                asio::redirect_error(use_awaitable, ec));
+    if (ec) break;
+    input_end_ += n;
+    counters.Bump(counters.net_input_bytes, n);
+    info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);
+
+    bool ok = ParseBatch();
+    if (batch_size_ > 0) {
+      co_await dispatcher_.Execute(std::span(batch_.data(), batch_size_), &output_);
+    }
+    if (!ok) {
+      protocol::ReplyWriter writer(&output_, session_.resp);
+      writer.Error("ERR " + protocol_error_);
+      session_.close_after_reply = true;
+      spdlog::debug("client {} protocol error: {}", info_->addr, protocol_error_);
+    }
+    owned_args_.clear();
+    batch_size_ = 0;
+    if (!output_.empty()) {
+      co_await asio::async_write(socket_, asio::buffer(output_), asio::redirect_error(use_awaitable, ec));
+      counters.Bump(counters.net_output_bytes, output_.size());
+      if (ec) break;
+      if (output_.capacity() > 1024 * 1024) {
+        output_ = std::string();
+      } else {
+        output_.clear();
+      }
+    }
+    info_->query_buffer_bytes.store(input_end_ - input_start_, std::memory_order_relaxed);
+  }
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  server_.clients().Remove(info_->id);
+  info_->kill = nullptr;
+}
+
+bool Connection::ParseBatch() {
+  while (input_start_ < input_end_) {
+    std::string_view window(input_.data() + input_start_, input_end_ - input_start_);
+    if (batch_size_ == batch_.size()) batch_.emplace_back();
+    std::vector<std::string_view>& args = batch_[batch_size_];
+    args.clear();
+    size_t consumed = 0;
+    protocol::ParseStatus status = parser_.Parse(window, &consumed, &args);
+    if (status == protocol::ParseStatus::kNeedMore) return true;
+    if (status == protocol::ParseStatus::kError) {
+      protocol_error_ = parser_.error();
+      parser_.Reset();
+      return false;
+    }
+    input_start_ += consumed;
+    if (args.empty()) continue;
+    // Inline arguments with escapes live in the parser until its next call; keep copies.
+    for (std::string_view& a : args) {
+      if (a.data() < window.data() || a.data() + a.size() > window.data() + window.size()) {
+        owned_args_.emplace_back(a);
+        a = owned_args_.back();
+      }
+    }
+    ++batch_size_;
+  }
+  return true;
+}
+
+void Connection::CompactInput() {
+  if (input_start_ == 0) return;
+  size_t live = input_end_ - input_start_;
+  if (live > 0) std::memmove(input_.data(), input_.data() + input_start_, live);
+  input_start_ = 0;
+  input_end_ = live;
+  if (live == 0 && input_.size() > 4 * kReadChunk) {
+    input_ = std::string();
+  }
+}
+
+awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self, int64_t timeout_s) {
+  asio::steady_timer timer(socket_.get_executor());
+  boost::system::error_code ec;
+  while (socket_.is_open()) {
+    timer.expires_after(std::chrono::seconds(1));
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    int64_t idle_ms = server_.clock().NowMs() - info_->last_active_ms.load(std::memory_order_relaxed);
+    if (idle_ms > timeout_s * 1000) {
+      spdlog::debug("closing idle client {}", info_->addr);
+      socket_.close(ec);
+      break;
+    }
+  }
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,55 @@
+// File: server/connection.h
+//
+// One client socket, served by one coroutine on the thread the listener assigned it to:
+// read whatever has arrived, parse every complete command in it, execute them as a batch,
+// write all their replies with one write, repeat. A partial command stays at the front of
+// the input buffer until the rest arrives.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/resp_parser.h"
+#include "server/asio.h"
+#include "server/client_session.h"
+#include "server/dispatcher.h"
+
+namespace lapse::server {
+
+class Server;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server& server, tcp::socket socket, size_t home_thread);
+
+  // Serves the client until it disconnects, QUITs, errs or the server stops. Takes the
+  // owning pointer by value so that the coroutine frame keeps the connection alive.
+  static awaitable<void> Serve(std::shared_ptr<Connection> self) { co_await self->Run(); }
+
+ private:
+  awaitable<void> Run();
+
+  // Parses complete commands from the input buffer into batch_; false on a protocol error.
+  bool ParseBatch();
+  void CompactInput();
+  awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self, int64_t timeout_s);
+
+  Server& server_;
+  tcp::socket socket_;
+  std::shared_ptr<ClientInfo> info_;
+  ClientSession session_;
+  Dispatcher dispatcher_;
+  protocol::RespParser parser_;
+  std::string input_;
+  size_t input_start_ = 0;  // first unconsumed byte
+  size_t input_end_ = 0;    // one past the last received byte
+  std::string output_;
+  std::vector<std::vector<std::string_view>> batch_;
+  size_t batch_size_ = 0;
+  std::deque<std::string> owned_args_;    // copies of inline arguments the parser unescaped
+  std::string protocol_error_;
+};
+
+}  // namespace lapse::server

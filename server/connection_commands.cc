@@ -1,0 +1,205 @@
+// Connection family: commands that concern only the calling client (PING, ECHO, QUIT,
+// HELLO, AUTH, SELECT, CLIENT). They run on the connection's thread and touch no shard.
+#include <chrono>
+#include <cstring>
+
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+void CmdPing(ConnCommand& c) {
+  if (c.args.size() > 2) return c.reply.Error(errors::WrongArity("ping"));
+  if (c.args.size() == 2) return c.reply.Bulk(c.args[1]);
+  c.reply.SimpleString("PONG");
+}
+
+void CmdEcho(ConnCommand& c) { c.reply.Bulk(c.args[1]); }
+
+void CmdQuit(ConnCommand& c) {
+  c.reply.Ok();
+  c.session.close_after_reply = true;
+}
+
+// Constant-time comparison, so that the time to reject a password says nothing about it.
+bool PasswordMatches(std::string_view given, std::string_view expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i % (expected.empty() ? 1 : expected.size())]);
+  }
+  return diff == 0 && !expected.empty();
+}
+
+// Checks credentials for AUTH and HELLO ... AUTH; writes the error itself on failure.
+bool Authenticate(ConnCommand& c, std::string_view user, std::string_view password) {
+  std::string expected = c.server.config().requirepass();
+  if (expected.empty()) {
+    if (user == "default") {
+      c.session.authenticated = true;
+      return true;
+    }
+    c.reply.Error(errors::kAuthNoPassword);
+    return false;
+  }
+  if (user != "default" || !PasswordMatches(password, expected)) {
+    c.reply.Error(errors::kWrongPass);
+    return false;
+  }
+  c.session.authenticated = true;
+  return true;
+}
+
+void CmdAuth(ConnCommand& c) {
+  if (c.args.size() > 3) return c.reply.Error(errors::kSyntax);
+  std::string expected = c.server.config().requirepass();
+  if (c.args.size() == 2 && expected.empty()) return c.reply.Error(errors::kAuthNoPassword);
+  std::string_view user = c.args.size() == 3 ? c.args[1] : "default";
+  if (Authenticate(c, user, c.args.back())) c.reply.Ok();
+}
+
+bool ValidClientName(std::string_view name) {
+  for (char ch : name) {
+    if (ch < '!' || ch > '~') return false;
+  }
+  return true;
+}
+
+void CmdHello(ConnCommand& c) {
+  protocol::ArgReader reader(c.args.subspan(1));
+  protocol::RespVersion version = c.session.resp;
+  if (reader.HasMore()) {
+    int64_t v = 0;
+    if (!protocol::ParseInt64(reader.Next(), &v)) {
+      return c.reply.Error("ERR Protocol version is not an integer or out of range");
+    }
+    if (v != 2 && v != 3) return c.reply.Error(errors::kUnsupportedProtocol);
+    version = v == 3 ? protocol::RespVersion::kResp3 : protocol::RespVersion::kResp2;
+  }
+  std::optional<std::string_view> name;
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    std::string_view opt = c.args[i];
+    size_t left = c.args.size() - i - 1;
+    if (EqualsIgnoreCase(opt, "AUTH") && left >= 2) {
+      if (!Authenticate(c, c.args[i + 1], c.args[i + 2])) return;
+      i += 2;
+    } else if (EqualsIgnoreCase(opt, "SETNAME") && left >= 1) {
+      name = c.args[++i];
+      if (!ValidClientName(*name)) return c.reply.Error(errors::kClientNameSpaces);
+    } else {
+      return c.reply.Error("ERR Syntax error in HELLO option '" + std::string(opt) + "'");
+    }
+  }
+  if (!c.session.authenticated) return c.reply.Error(errors::kHelloNoAuth);
+  if (name) c.server.clients().SetName(*c.session.info, std::string(*name));
+  c.session.resp = version;
+  c.session.info->resp.store(static_cast<int>(version));
+  c.reply.set_version(version);
+  c.reply.MapHeader(7);
+  c.reply.Bulk("server");
+  c.reply.Bulk("redis");
+  c.reply.Bulk("version");
+  c.reply.Bulk("7.0.0");
+  c.reply.Bulk("proto");
+  c.reply.Integer(static_cast<int>(version));
+  c.reply.Bulk("id");
+  c.reply.Integer(static_cast<int64_t>(c.session.info->id));
+  c.reply.Bulk("mode");
+  c.reply.Bulk("standalone");
+  c.reply.Bulk("role");
+  c.reply.Bulk("master");
+  c.reply.Bulk("modules");
+  c.reply.ArrayHeader(0);
+}
+
+void CmdSelect(ConnCommand& c) {
+  int64_t index = 0;
+  if (!protocol::ParseInt64(c.args[1], &index)) return c.reply.Error(errors::kNotInteger);
+  if (index < 0 || index >= c.server.settings().databases) return c.reply.Error(errors::kDbIndexOutOfRange);
+  c.session.db = static_cast<int>(index);
+  c.session.info->db.store(c.session.db);
+  c.reply.Ok();
+}
+
+void CmdClient(ConnCommand& c) {
+  std::string_view sub = c.args[1];
+  ClientRegistry& clients = c.server.clients();
+  ClientInfo& me = *c.session.info;
+  int64_t now = c.server.clock().NowMs();
+  if (EqualsIgnoreCase(sub, "ID") && c.args.size() == 2) return c.reply.Integer(static_cast<int64_t>(me.id));
+  if (EqualsIgnoreCase(sub, "GETNAME") && c.args.size() == 2) {
+    std::string name = clients.Name(me);
+    return name.empty() ? c.reply.Null() : c.reply.Bulk(name);
+  }
+  if (EqualsIgnoreCase(sub, "SETNAME") && c.args.size() == 3) {
+    if (!ValidClientName(c.args[2])) return c.reply.Error(errors::kClientNameSpaces);
+    clients.SetName(me, std::string(c.args[2]));
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "SETINFO") && c.args.size() == 4) return c.reply.Ok();
+  if (EqualsIgnoreCase(sub, "LIST")) {
+    if (c.args.size() == 2) return c.reply.Verbatim(clients.Describe(now));
+    if (c.args.size() >= 4 && EqualsIgnoreCase(c.args[2], "ID")) {
+      std::string out;
+      for (size_t i = 3; i < c.args.size(); ++i) {
+        int64_t id = 0;
+        if (!protocol::ParseInt64(c.args[i], &id) || id <= 0) return c.reply.Error("ERR Invalid client ID");
+        out += clients.Describe(now, static_cast<uint64_t>(id));
+      }
+      return c.reply.Verbatim(out);
+    }
+    if (c.args.size() == 4 && EqualsIgnoreCase(c.args[2], "TYPE")) return c.reply.Verbatim(clients.Describe(now));
+    return c.reply.Error(errors::kSyntax);
+  }
+  if (EqualsIgnoreCase(sub, "INFO") && c.args.size() == 2) {
+    return c.reply.Verbatim(clients.Describe(now, me.id));
+  }
+  if (EqualsIgnoreCase(sub, "KILL") && c.args.size() == 4 && EqualsIgnoreCase(c.args[2], "ID")) {
+    int64_t id = 0;
+    if (!protocol::ParseInt64(c.args[3], &id)) return c.reply.Error(errors::kNotInteger);
+    size_t killed = clients.Kill(static_cast<uint64_t>(id));
+    return c.reply.Integer(static_cast<int64_t>(killed));
+  }
+  if (EqualsIgnoreCase(sub, "HELP") && c.args.size() == 2) {
+    static const char* kHelp[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                                  "ID", "    Return the ID of the current connection.",
+                                  "GETNAME", "    Return the name of the current connection.",
+                                  "SETNAME <name>", "    Assign the name <name> to the current connection.",
+                                  "LIST [ID <id> [<id> ...]]", "    Return information about client connections.",
+                                  "INFO", "    Return information about the current client connection.",
+                                  "KILL ID <id>", "    Kill the connection with this id."};
+    c.reply.ArrayHeader(std::size(kHelp));
+    for (const char* line : kHelp) c.reply.SimpleString(line);
+    return;
+  }
+  std::string lower(sub);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const char* kKnown[] = {"id", "getname", "setname", "setinfo", "list", "info", "kill", "help"};
+  for (const char* k : kKnown) {
+    if (lower == k) return c.reply.Error(errors::WrongArity("client|" + lower));
+  }
+  c.reply.Error(errors::UnknownSubcommand(sub, "client"));
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable& table) {
+  // name, arity, flags, first key, last key, step, handler, group, summary
+  table.Add({"ping", -1, kFast | kConnection, 0, 0, 0, CmdPing, "connection", "Returns the server's liveliness response."});
+  table.Add({"echo", 2, kFast | kConnection, 0, 0, 0, CmdEcho, "connection", "Returns the given string."});
+  table.Add({"quit", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdQuit, "connection", "Closes the connection."});
+  table.Add({"auth", -2, kNoAuth | kFast | kConnection, 0, 0, 0, CmdAuth, "connection", "Authenticates the connection."});
+  table.Add({"hello", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdHello, "connection", "Handshakes with the server."});
+  table.Add({"select", 2, kFast | kConnection, 0, 0, 0, CmdSelect, "connection", "Changes the selected database."});
+  table.Add({"client", -2, kConnection, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."});
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,136 @@
+#include "server/dispatcher.h"
+
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+
+Dispatcher::Dispatcher(Server& server, ClientSession& session)
+    : server_(server), session_(session) {
+  size_t n = server.shards().size();
+  shard_queue_.resize(n);
+  shard_out_.resize(n);
+  shard_ends_.resize(n);
+}
+
+const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
+  const CommandSpec* spec = server_.commands().Find(args[0]);
+  if (spec == nullptr) {
+    size_t shown = std::min<size_t>(args.size() - 1, 20);
+    reply.Error(errors::UnknownCommand(args[0], args.data() + 1, shown));
+    return nullptr;
+  }
+  if (!session_.authenticated && !(spec->flags & kNoAuth)) {
+    reply.Error(errors::kNoAuth);
+    return nullptr;
+  }
+  if (!ArityOk(*spec, args.size())) {
+    reply.Error(errors::WrongArity(spec->name));
+    return nullptr;
+  }
+  return spec;
+}
+
+uint32_t Dispatcher::ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const {
+  // A keyed command called without its key (OBJECT HELP) runs on the caller's own shard.
+  size_t pos = static_cast<size_t>(spec.first_key);
+  return pos < args.size() ? server_.shards().ShardFor(args[pos]) : static_cast<uint32_t>(session_.home);
+}
+
+void Dispatcher::RunShardCommand(const Queued& q, engine::Shard& shard, std::string* out) {
+  protocol::ReplyWriter writer(out, q.resp);
+  ShardCommand cmd{shard, shard.db(q.db), std::span(*q.args), writer, server_.clock().NowMs(), server_};
+  std::get<ShardHandler>(q.spec->handler)(cmd);
+}
+
+awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out) {
+  ShardSet& shards = server_.shards();
+  ThreadCounters& counters = server_.counters(session_.home);
+  for (const auto& args : batch) {
+    if (session_.close_after_reply) break;
+    protocol::ReplyWriter reply(out, session_.resp);
+    counters.Bump(counters.commands);
+    if (!queue_.empty()) {
+      // Errors must still come out in order: admit into a scratch buffer and queue it if
+      // something is pending. Rare, so the copy does not matter.
+      std::string scratch;
+      protocol::ReplyWriter scratch_reply(&scratch, session_.resp);
+      const CommandSpec* spec = Admit(args, scratch_reply);
+      if (spec == nullptr || !std::holds_alternative<ShardHandler>(spec->handler)) {
+        co_await Flush(out);
+        out->append(scratch);
+        if (spec == nullptr) continue;
+      } else {
+        queue_.push_back({spec, &args, ShardOf(*spec, args), session_.db, session_.resp});
+        continue;
+      }
+      if (std::holds_alternative<ConnHandler>(spec->handler)) {
+        ConnCommand cmd{session_, server_, std::span(args), reply};
+        std::get<ConnHandler>(spec->handler)(cmd);
+      } else {
+        ConnCommand cmd{session_, server_, std::span(args), reply};
+        co_await std::get<FanoutHandler>(spec->handler)(cmd);
+      }
+      continue;
+    }
+    const CommandSpec* spec = Admit(args, reply);
+    if (spec == nullptr) continue;
+    if (std::holds_alternative<ShardHandler>(spec->handler)) {
+      uint32_t shard = ShardOf(*spec, args);
+      Queued q{spec, &args, shard, session_.db, session_.resp};
+      if (shard == session_.home) {
+        RunShardCommand(q, shards.shard(shard), out);
+      } else {
+        queue_.push_back(q);
+      }
+    } else if (std::holds_alternative<ConnHandler>(spec->handler)) {
+      ConnCommand cmd{session_, server_, std::span(args), reply};
+      std::get<ConnHandler>(spec->handler)(cmd);
+    } else {
+      ConnCommand cmd{session_, server_, std::span(args), reply};
+      co_await std::get<FanoutHandler>(spec->handler)(cmd);
+    }
+  }
+  co_await Flush(out);
+}
+
+awaitable<void> Dispatcher::Flush(std::string* out) {
+  if (queue_.empty()) co_return;
+  involved_.clear();
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    uint32_t s = queue_[i].shard;
+    if (shard_queue_[s].empty()) involved_.push_back(s);
+    shard_queue_[s].push_back(i);
+  }
+  co_await server_.shards().RunOn(
+      session_.home, involved_,
+      [this](engine::Shard& shard) {
+        uint32_t s = shard.id();
+        std::string& buf = shard_out_[s];
+        for (size_t i : shard_queue_[s]) {
+          RunShardCommand(queue_[i], shard, &buf);
+          shard_ends_[s].push_back(buf.size());
+        }
+      },
+      session_.waker);
+  // Merge back into batch order: each shard's replies are consumed front to back.
+  std::vector<size_t> cursor(shard_out_.size(), 0);
+  std::vector<size_t> taken(shard_out_.size(), 0);
+  for (const Queued& q : queue_) {
+    uint32_t s = q.shard;
+    size_t end = shard_ends_[s][taken[s]++];
+    out->append(shard_out_[s], cursor[s], end - cursor[s]);
+    cursor[s] = end;
+  }
+  for (uint32_t s : involved_) {
+    shard_queue_[s].clear();
+    shard_out_[s].clear();
+    shard_ends_[s].clear();
+  }
+  queue_.clear();
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,60 @@
+// File: server/dispatcher.h
+//
+// Executes a pipelined batch of parsed commands for one client session and appends the
+// replies, in order, to one output buffer (so the connection writes once per batch).
+//
+// Commands are checked once, before any handler runs: existence, arity, authentication.
+// Single-key commands for the session's own shard run inline. When a key lives on another
+// shard, the command and every later single-key command of the batch are queued per shard,
+// until a command that is not single-key (or the batch end) forces a flush: each shard runs
+// its queue in order on its own thread, all shards at once, and the replies are merged back
+// into batch order. Commands on one key always reach the same shard in batch order, so a
+// client observes its own writes exactly as with a single-threaded server.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/asio.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+
+namespace lapse::server {
+
+class Server;
+
+class Dispatcher {
+ public:
+  Dispatcher(Server& server, ClientSession& session);
+
+  // `batch` holds argument vectors whose views stay valid until the returned awaitable ends.
+  awaitable<void> Execute(std::span<const std::vector<std::string_view>> batch, std::string* out);
+
+ private:
+  struct Queued {
+    const CommandSpec* spec;
+    const std::vector<std::string_view>* args;
+    uint32_t shard;
+    int db;
+    protocol::RespVersion resp;
+  };
+
+  // Writes an error and returns nullptr unless the command may run now.
+  const CommandSpec* Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  uint32_t ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const;
+  void RunShardCommand(const Queued& q, engine::Shard& shard, std::string* out);
+  awaitable<void> Flush(std::string* out);
+
+  Server& server_;
+  ClientSession& session_;
+  std::vector<Queued> queue_;
+  // Per shard: the queue positions it runs, its reply bytes, and where each reply ends.
+  std::vector<std::vector<size_t>> shard_queue_;
+  std::vector<std::string> shard_out_;
+  std::vector<std::vector<size_t>> shard_ends_;
+  std::vector<uint32_t> involved_;
+};
+
+}  // namespace lapse::server

@@ -1,0 +1,577 @@
+// Key family: commands that work on keys whatever their type — deletion, existence, expiry,
+// renaming, iteration and whole-database operations.
+//
+// Keyspace-wide commands (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSHDB, FLUSHALL, SWAPDB) fan out
+// to every shard. RENAME and COPY move a value between two shards in two steps; each step is
+// atomic on its shard, and a concurrent reader may see neither key between them.
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "engine/glob.h"
+#include "engine/shard.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/fanout.h"
+#include "server/key_util.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using engine::Entry;
+using engine::kNoDeadline;
+using engine::ValueType;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+const char* TypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kString:
+      return "string";
+  }
+  return "none";
+}
+
+void Touch(Entry* e, int64_t now_ms) { e->set_touched(static_cast<uint16_t>(now_ms / 1000)); }
+
+// ---- DEL, UNLINK, EXISTS, TOUCH: count over keys on any shard ----
+
+enum class KeyCount { kDelete, kExists, kTouch };
+
+awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
+  ShardSet& shards = c.server.shards();
+  KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
+  std::vector<int64_t> counts(shards.size(), 0);
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOn(
+      c.session.home, groups.shards,
+      [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        for (size_t pos : groups.positions[shard.id()]) {
+          std::string_view key = c.args[pos];
+          if (what == KeyCount::kDelete) {
+            counts[shard.id()] += d.Erase(key, now) ? 1 : 0;
+          } else if (Entry* e = d.Find(key, now)) {
+            if (what == KeyCount::kTouch) Touch(e, now);
+            ++counts[shard.id()];
+          }
+        }
+      },
+      c.session.waker);
+  int64_t total = 0;
+  for (int64_t n : counts) total += n;
+  c.reply.Integer(total);
+}
+
+awaitable<void> CmdDel(ConnCommand& c) { return CountKeys(c, KeyCount::kDelete); }
+awaitable<void> CmdExists(ConnCommand& c) { return CountKeys(c, KeyCount::kExists); }
+awaitable<void> CmdTouch(ConnCommand& c) { return CountKeys(c, KeyCount::kTouch); }
+
+void CmdType(ShardCommand& c) {
+  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  c.reply.SimpleString(e ? TypeName(e->type()) : "none");
+}
+
+// ---- Expiry ----
+
+enum ExpireCondition : int { kNoCondition = 0, kOnlyNx = 1, kOnlyXx = 2, kOnlyGt = 4, kOnlyLt = 8 };
+
+void ExpireGeneric(ShardCommand& c, const char* command, TimeUnit unit, bool absolute) {
+  int64_t amount = 0;
+  if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
+  int flags = kNoCondition;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    std::string_view a = c.args[i];
+    if (EqualsIgnoreCase(a, "NX")) flags |= kOnlyNx;
+    else if (EqualsIgnoreCase(a, "XX")) flags |= kOnlyXx;
+    else if (EqualsIgnoreCase(a, "GT")) flags |= kOnlyGt;
+    else if (EqualsIgnoreCase(a, "LT")) flags |= kOnlyLt;
+    else return c.reply.Error("ERR Unsupported option " + std::string(a));
+  }
+  if ((flags & kOnlyNx) && (flags & (kOnlyXx | kOnlyGt | kOnlyLt))) return c.reply.Error(errors::kNxXxGtLt);
+  if ((flags & kOnlyGt) && (flags & kOnlyLt)) return c.reply.Error(errors::kGtLtNx);
+  auto deadline = ToDeadline(amount, unit, absolute, c.now_ms, false);
+  if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
+  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  if (!e) return c.reply.Integer(0);
+  int64_t current = e->deadline();
+  if ((flags & kOnlyNx) && current != kNoDeadline) return c.reply.Integer(0);
+  if ((flags & kOnlyXx) && current == kNoDeadline) return c.reply.Integer(0);
+  // A key without a TTL counts as an infinite TTL for GT and LT.
+  if ((flags & kOnlyGt) && (current == kNoDeadline || *deadline <= current)) return c.reply.Integer(0);
+  if ((flags & kOnlyLt) && current != kNoDeadline && *deadline >= current) return c.reply.Integer(0);
+  if (*deadline <= c.now_ms) {
+    c.db.Erase(c.args[1], c.now_ms);
+  } else {
+    c.db.SetDeadline(e, *deadline, c.now_ms);
+  }
+  c.reply.Integer(1);
+}
+
+void CmdExpire(ShardCommand& c) { ExpireGeneric(c, "expire", TimeUnit::kSeconds, false); }
+void CmdPExpire(ShardCommand& c) { ExpireGeneric(c, "pexpire", TimeUnit::kMilliseconds, false); }
+void CmdExpireAt(ShardCommand& c) { ExpireGeneric(c, "expireat", TimeUnit::kSeconds, true); }
+void CmdPExpireAt(ShardCommand& c) { ExpireGeneric(c, "pexpireat", TimeUnit::kMilliseconds, true); }
+
+enum class TtlForm { kTtl, kPTtl, kExpireTime, kPExpireTime };
+
+void TtlGeneric(ShardCommand& c, TtlForm form) {
+  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  if (!e) return c.reply.Integer(-2);
+  int64_t d = e->deadline();
+  if (d == kNoDeadline) return c.reply.Integer(-1);
+  switch (form) {
+    case TtlForm::kTtl:
+      return c.reply.Integer((d - c.now_ms + 500) / 1000);
+    case TtlForm::kPTtl:
+      return c.reply.Integer(d - c.now_ms);
+    case TtlForm::kExpireTime:
+      return c.reply.Integer(d / 1000);
+    case TtlForm::kPExpireTime:
+      return c.reply.Integer(d);
+  }
+}
+
+void CmdTtl(ShardCommand& c) { TtlGeneric(c, TtlForm::kTtl); }
+void CmdPTtl(ShardCommand& c) { TtlGeneric(c, TtlForm::kPTtl); }
+void CmdExpireTime(ShardCommand& c) { TtlGeneric(c, TtlForm::kExpireTime); }
+void CmdPExpireTime(ShardCommand& c) { TtlGeneric(c, TtlForm::kPExpireTime); }
+
+void CmdPersist(ShardCommand& c) {
+  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  if (!e || e->deadline() == kNoDeadline) return c.reply.Integer(0);
+  c.db.SetDeadline(e, kNoDeadline, c.now_ms);
+  c.reply.Integer(1);
+}
+
+// ---- RENAME, RENAMENX, COPY, MOVE ----
+
+// A detached copy of a key's value, carried from one shard to another.
+struct Carried {
+  std::string value;
+  ValueType type = ValueType::kString;
+  int64_t deadline = kNoDeadline;
+};
+
+awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
+  ShardSet& shards = c.server.shards();
+  std::string_view src = c.args[1], dst = c.args[2];
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  uint32_t src_shard = shards.ShardFor(src), dst_shard = shards.ShardFor(dst);
+  std::optional<Carried> carried;
+  bool dst_exists = false;
+  // Step 1, on the source shard: check, and take the value unless the rename must not happen.
+  uint32_t ids1[] = {src_shard};
+  co_await shards.RunOn(
+      c.session.home, ids1,
+      [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        Entry* e = d.Find(src, now);
+        if (!e) return;
+        if (src == dst) {
+          carried = Carried{};
+          dst_exists = true;
+          return;
+        }
+        if (only_if_absent && src_shard == dst_shard && d.Find(dst, now)) {
+          carried = Carried{};
+          dst_exists = true;
+          return;
+        }
+        carried = Carried{std::string(e->value()), e->type(), e->deadline()};
+      },
+      c.session.waker);
+  if (!carried) {
+    c.reply.Error(errors::kNoSuchKey);
+    co_return;
+  }
+  if (src == dst || dst_exists) {
+    only_if_absent ? c.reply.Integer(0) : c.reply.Ok();
+    co_return;
+  }
+  // Step 2, on the destination shard: write (RENAMENX re-checks there), then delete the source.
+  bool written = false;
+  uint32_t ids2[] = {dst_shard};
+  co_await shards.RunOn(
+      c.session.home, ids2,
+      [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        if (only_if_absent && d.Find(dst, now)) return;
+        if (carried->deadline != kNoDeadline && carried->deadline <= now) {
+          d.Erase(dst, now);
+        } else {
+          d.Put(dst, carried->value, carried->type, carried->deadline, now);
+        }
+        written = true;
+      },
+      c.session.waker);
+  if (written) {
+    co_await shards.RunOn(
+        c.session.home, ids1, [&](engine::Shard& shard) { shard.db(db).Erase(src, now); }, c.session.waker);
+  }
+  only_if_absent ? c.reply.Integer(written ? 1 : 0) : c.reply.Ok();
+}
+
+awaitable<void> CmdRename(ConnCommand& c) { return RenameGeneric(c, false); }
+awaitable<void> CmdRenameNx(ConnCommand& c) { return RenameGeneric(c, true); }
+
+awaitable<void> CmdCopy(ConnCommand& c) {
+  std::string_view src = c.args[1], dst = c.args[2];
+  int src_db = c.session.db, dst_db = c.session.db;
+  bool replace = false;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    if (EqualsIgnoreCase(c.args[i], "REPLACE")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(c.args[i], "DB") && i + 1 < c.args.size()) {
+      int64_t n = 0;
+      if (!protocol::ParseInt64(c.args[++i], &n)) {
+        c.reply.Error(errors::kNotInteger);
+        co_return;
+      }
+      if (n < 0 || n >= c.server.settings().databases) {
+        c.reply.Error(errors::kDbIndexOutOfRange);
+        co_return;
+      }
+      dst_db = static_cast<int>(n);
+    } else {
+      c.reply.Error(errors::kSyntax);
+      co_return;
+    }
+  }
+  if (src == dst && src_db == dst_db) {
+    c.reply.Error(errors::kSameDb);
+    co_return;
+  }
+  ShardSet& shards = c.server.shards();
+  int64_t now = c.server.clock().NowMs();
+  std::optional<Carried> carried;
+  uint32_t ids1[] = {shards.ShardFor(src)};
+  co_await shards.RunOn(
+      c.session.home, ids1,
+      [&](engine::Shard& shard) {
+        if (Entry* e = shard.db(src_db).Find(src, now)) carried = Carried{std::string(e->value()), e->type(), e->deadline()};
+      },
+      c.session.waker);
+  if (!carried) {
+    c.reply.Integer(0);
+    co_return;
+  }
+  bool written = false;
+  uint32_t ids2[] = {shards.ShardFor(dst)};
+  co_await shards.RunOn(
+      c.session.home, ids2,
+      [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(dst_db);
+        if (!replace && d.Find(dst, now)) return;
+        d.Put(dst, carried->value, carried->type, carried->deadline, now);
+        written = true;
+      },
+      c.session.waker);
+  c.reply.Integer(written ? 1 : 0);
+}
+
+// A key and its copy in another database hash to the same shard, so MOVE stays on one shard.
+void CmdMove(ShardCommand& c) {
+  int64_t target = 0;
+  if (!protocol::ParseInt64(c.args[2], &target)) return c.reply.Error(errors::kNotInteger);
+  if (target < 0 || target >= static_cast<int64_t>(c.shard.database_count())) return c.reply.Error(errors::kDbIndexOutOfRange);
+  engine::Db& to = c.shard.db(static_cast<size_t>(target));
+  if (&to == &c.db) return c.reply.Error(errors::kSameDb);
+  std::string_view key = c.args[1];
+  if (!c.db.Find(key, c.now_ms) || to.Find(key, c.now_ms)) return c.reply.Integer(0);
+  to.Adopt(c.db.Extract(key, c.now_ms), c.now_ms);
+  c.reply.Integer(1);
+}
+
+// ---- OBJECT ----
+
+bool LooksLikeInteger(std::string_view v) {
+  int64_t n = 0;
+  return v.size() <= 20 && protocol::ParseInt64(v, &n);
+}
+
+void CmdObject(ShardCommand& c) {
+  // The key is args[2], so dispatch routes OBJECT to the key's shard; OBJECT HELP has no key
+  // and runs on the caller's own shard.
+  std::string_view sub = c.args[1];
+  if (c.args.size() == 2 && EqualsIgnoreCase(sub, "HELP")) {
+    static const char* kHelp[] = {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                                  "ENCODING <key>", "    Return the kind of internal representation used for the value.",
+                                  "FREQ <key>", "    Return the access frequency index of the key.",
+                                  "IDLETIME <key>", "    Return the idle time of the key (about 18 hours of range).",
+                                  "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."};
+    c.reply.ArrayHeader(std::size(kHelp));
+    for (const char* line : kHelp) c.reply.SimpleString(line);
+    return;
+  }
+  if (c.args.size() != 3) return c.reply.Error(errors::UnknownSubcommand(sub, "object"));
+  Entry* e = c.db.Find(c.args[2], c.now_ms);
+  if (EqualsIgnoreCase(sub, "ENCODING")) {
+    if (!e) return c.reply.Null();
+    std::string_view v = e->value();
+    return c.reply.Bulk(LooksLikeInteger(v) ? "int" : v.size() <= 44 ? "embstr" : "raw");
+  }
+  if (EqualsIgnoreCase(sub, "IDLETIME")) {
+    if (!e) return c.reply.Null();
+    uint16_t now16 = static_cast<uint16_t>(c.now_ms / 1000);
+    return c.reply.Integer(static_cast<uint16_t>(now16 - e->touched()));
+  }
+  if (EqualsIgnoreCase(sub, "REFCOUNT")) {
+    if (!e) return c.reply.Null();
+    return c.reply.Integer(1);
+  }
+  if (EqualsIgnoreCase(sub, "FREQ")) {
+    if (!e) return c.reply.Null();
+    return c.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+        "between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+  c.reply.Error(errors::UnknownSubcommand(sub, "object"));
+}
+
+// ---- Keyspace-wide ----
+
+awaitable<void> CmdKeys(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  std::vector<std::vector<std::string>> found(shards.size());
+  std::string_view pattern = c.args[1];
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOnAll(
+      c.session.home,
+      [&](engine::Shard& shard) {
+        auto& out = found[shard.id()];
+        uint64_t cursor = 0;
+        do {
+          cursor = shard.db(db).Scan(cursor, now, [&](const Entry* e) {
+            if (engine::GlobMatch(pattern, e->key())) out.emplace_back(e->key());
+          });
+        } while (cursor != 0);
+      },
+      c.session.waker);
+  size_t n = 0;
+  for (auto& f : found) n += f.size();
+  c.reply.ArrayHeader(n);
+  for (auto& f : found) {
+    for (auto& k : f) c.reply.Bulk(k);
+  }
+}
+
+// SCAN cursors carry the shard in their low bits and that shard's table cursor above them;
+// a scan walks shard 0 to the end, then shard 1, and so on.
+awaitable<void> CmdScan(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  uint64_t cursor = 0;
+  {
+    std::string_view text = c.args[1];
+    bool ok = !text.empty() && text.size() <= 20;
+    for (char ch : text) ok &= ch >= '0' && ch <= '9';
+    if (ok) {
+      errno = 0;
+      cursor = std::strtoull(std::string(text).c_str(), nullptr, 10);
+      ok = errno == 0;
+    }
+    if (!ok) {
+      c.reply.Error("ERR invalid cursor");
+      co_return;
+    }
+  }
+  std::optional<std::string_view> pattern, type;
+  int64_t count = 10;
+  for (size_t i = 2; i < c.args.size(); i += 2) {
+    if (i + 1 >= c.args.size()) {
+      c.reply.Error(errors::kSyntax);
+      co_return;
+    }
+    std::string_view opt = c.args[i], value = c.args[i + 1];
+    if (EqualsIgnoreCase(opt, "MATCH")) {
+      pattern = value;
+    } else if (EqualsIgnoreCase(opt, "COUNT")) {
+      if (!protocol::ParseInt64(value, &count)) {
+        c.reply.Error(errors::kNotInteger);
+        co_return;
+      }
+      if (count < 1) {
+        c.reply.Error(errors::kSyntax);
+        co_return;
+      }
+    } else if (EqualsIgnoreCase(opt, "TYPE")) {
+      type = value;
+    } else {
+      c.reply.Error(errors::kSyntax);
+      co_return;
+    }
+  }
+  uint32_t shard_bits = 0;
+  while ((1u << shard_bits) < shards.size()) ++shard_bits;
+  uint32_t shard_index = static_cast<uint32_t>(cursor & ((1ull << shard_bits) - 1));
+  uint64_t table_cursor = cursor >> shard_bits;
+  std::vector<std::string> keys;
+  if (shard_index >= shards.size()) {
+    c.reply.ArrayHeader(2);
+    c.reply.Bulk("0");
+    c.reply.ArrayHeader(0);
+    co_return;
+  }
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  uint32_t ids[] = {shard_index};
+  co_await shards.RunOn(
+      c.session.home, ids,
+      [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        int64_t visits = 0;
+        // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
+        do {
+          table_cursor = d.Scan(table_cursor, now, [&](const Entry* e) {
+            if (pattern && !engine::GlobMatch(*pattern, e->key())) return;
+            if (type && !EqualsIgnoreCase(*type, TypeName(e->type()))) return;
+            keys.emplace_back(e->key());
+          });
+        } while (table_cursor != 0 && ++visits < count * 10 && static_cast<int64_t>(keys.size()) < count);
+      },
+      c.session.waker);
+  uint64_t next = 0;
+  if (table_cursor != 0) {
+    next = (table_cursor << shard_bits) | shard_index;
+  } else if (shard_index + 1 < shards.size()) {
+    next = shard_index + 1;
+  }
+  c.reply.ArrayHeader(2);
+  c.reply.Bulk(std::to_string(next));
+  c.reply.ArrayHeader(keys.size());
+  for (auto& k : keys) c.reply.Bulk(k);
+}
+
+awaitable<void> CmdDbSize(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  std::vector<size_t> counts(shards.size(), 0);
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOnAll(
+      c.session.home, [&](engine::Shard& shard) { counts[shard.id()] = shard.db(db).CountLive(now); }, c.session.waker);
+  size_t total = 0;
+  for (size_t n : counts) total += n;
+  c.reply.Integer(static_cast<int64_t>(total));
+}
+
+awaitable<void> CmdRandomKey(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  std::random_device rd;
+  uint64_t seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  std::optional<std::string> key;
+  for (size_t k = 0; k < shards.size() && !key; ++k) {
+    uint32_t ids[] = {static_cast<uint32_t>((seed + k) % shards.size())};
+    co_await shards.RunOn(
+        c.session.home, ids,
+        [&](engine::Shard& shard) {
+          if (Entry* e = shard.db(db).RandomLive(seed, now)) key = std::string(e->key());
+        },
+        c.session.waker);
+  }
+  key ? c.reply.Bulk(*key) : c.reply.Null();
+}
+
+// Returns false (and replies) unless the optional argument is ASYNC or SYNC.
+bool ParseFlushMode(ConnCommand& c, bool* async) {
+  *async = false;
+  if (c.args.size() == 1) return true;
+  if (c.args.size() == 2 && EqualsIgnoreCase(c.args[1], "ASYNC")) return *async = true, true;
+  if (c.args.size() == 2 && EqualsIgnoreCase(c.args[1], "SYNC")) return true;
+  c.reply.Error(errors::kSyntax);
+  return false;
+}
+
+awaitable<void> Flush(ConnCommand& c, bool all_dbs) {
+  bool async = false;
+  if (!ParseFlushMode(c, &async)) co_return;
+  ShardSet& shards = c.server.shards();
+  int db = c.session.db;
+  auto garbage = std::make_shared<std::vector<engine::KvTable>>();
+  std::mutex garbage_mu;
+  co_await shards.RunOnAll(
+      c.session.home,
+      [&](engine::Shard& shard) {
+        for (size_t d = 0; d < shard.database_count(); ++d) {
+          if (!all_dbs && static_cast<int>(d) != db) continue;
+          if (async) {
+            engine::KvTable t = shard.db(d).TakeTable();
+            std::lock_guard lock(garbage_mu);
+            garbage->push_back(std::move(t));
+          } else {
+            shard.db(d).Clear();
+          }
+        }
+      },
+      c.session.waker);
+  // ASYNC frees the old entries on a helper thread, so the shards are free at once.
+  if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();
+  c.reply.Ok();
+}
+
+awaitable<void> CmdFlushDb(ConnCommand& c) { return Flush(c, false); }
+awaitable<void> CmdFlushAll(ConnCommand& c) { return Flush(c, true); }
+
+awaitable<void> CmdSwapDb(ConnCommand& c) {
+  int64_t a = 0, b = 0;
+  if (!protocol::ParseInt64(c.args[1], &a)) {
+    c.reply.Error(errors::kInvalidDbIndex);
+    co_return;
+  }
+  if (!protocol::ParseInt64(c.args[2], &b)) {
+    c.reply.Error(errors::kInvalidSecondDbIndex);
+    co_return;
+  }
+  int64_t n = c.server.settings().databases;
+  if (a < 0 || a >= n || b < 0 || b >= n) {
+    c.reply.Error(errors::kDbIndexOutOfRange);
+    co_return;
+  }
+  co_await c.server.shards().RunOnAll(
+      c.session.home, [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b)); },
+      c.session.waker);
+  c.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterKeyCommands(CommandTable& table) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
+  table.Add({"del", -2, kW, 1, -1, 1, CmdDel, "generic", "Deletes one or more keys."});
+  table.Add({"unlink", -2, kW | kF, 1, -1, 1, CmdDel, "generic", "Asynchronously deletes one or more keys."});
+  table.Add({"exists", -2, kR | kF, 1, -1, 1, CmdExists, "generic", "Determines whether one or more keys exist."});
+  table.Add({"touch", -2, kR | kF, 1, -1, 1, CmdTouch, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."});
+  table.Add({"type", 2, kR | kF, 1, 1, 1, CmdType, "generic", "Determines the type of value stored at a key."});
+  table.Add({"expire", -3, kW | kF, 1, 1, 1, CmdExpire, "generic", "Sets the expiration time of a key in seconds."});
+  table.Add({"pexpire", -3, kW | kF, 1, 1, 1, CmdPExpire, "generic", "Sets the expiration time of a key in milliseconds."});
+  table.Add({"expireat", -3, kW | kF, 1, 1, 1, CmdExpireAt, "generic", "Sets the expiration time of a key to a Unix timestamp."});
+  table.Add({"pexpireat", -3, kW | kF, 1, 1, 1, CmdPExpireAt, "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp."});
+  table.Add({"ttl", 2, kR | kF, 1, 1, 1, CmdTtl, "generic", "Returns the expiration time in seconds of a key."});
+  table.Add({"pttl", 2, kR | kF, 1, 1, 1, CmdPTtl, "generic", "Returns the expiration time in milliseconds of a key."});
+  table.Add({"expiretime", 2, kR | kF, 1, 1, 1, CmdExpireTime, "generic", "Returns the expiration time of a key as a Unix timestamp."});
+  table.Add({"pexpiretime", 2, kR | kF, 1, 1, 1, CmdPExpireTime, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp."});
+  table.Add({"persist", 2, kW | kF, 1, 1, 1, CmdPersist, "generic", "Removes the expiration time of a key."});
+  table.Add({"rename", 3, kW, 1, 2, 1, CmdRename, "generic", "Renames a key and overwrites the destination."});
+  table.Add({"renamenx", 3, kW | kF, 1, 2, 1, CmdRenameNx, "generic", "Renames a key only when the target key name doesn't exist."});
+  table.Add({"copy", -3, kW, 1, 2, 1, CmdCopy, "generic", "Copies the value of a key to a new key."});
+  table.Add({"move", 3, kW | kF, 1, 1, 1, CmdMove, "generic", "Moves a key to another database."});
+  table.Add({"object", -2, kR, 2, 2, 1, CmdObject, "generic", "A container for object introspection commands."});
+  table.Add({"keys", 2, kR, 0, 0, 0, CmdKeys, "generic", "Returns all key names that match a pattern."});
+  table.Add({"scan", -2, kR, 0, 0, 0, CmdScan, "generic", "Iterates over the key names in the database."});
+  table.Add({"dbsize", 1, kR | kF, 0, 0, 0, CmdDbSize, "server", "Returns the number of keys in the database."});
+  table.Add({"randomkey", 1, kR, 0, 0, 0, CmdRandomKey, "generic", "Returns a random key name from the database."});
+  table.Add({"flushdb", -1, kW, 0, 0, 0, CmdFlushDb, "server", "Removes all keys from the current database."});
+  table.Add({"flushall", -1, kW, 0, 0, 0, CmdFlushAll, "server", "Removes all keys from all databases."});
+  table.Add({"swapdb", 3, kW | kF, 0, 0, 0, CmdSwapDb, "server", "Swaps two Redis databases."});
+}
+
+}  // namespace lapse::server

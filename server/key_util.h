@@ -1,0 +1,55 @@
+// File: server/key_util.h
+//
+// Small pieces shared by the string and key families: typed lookup that answers WRONGTYPE
+// itself, deadline arithmetic with Redis's overflow rules, and TTL replies.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "engine/db.h"
+#include "engine/entry.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/command_table.h"
+
+namespace lapse::server {
+
+// The live string entry for `key`, nullptr if absent. Sets *wrong_type (and replies
+// WRONGTYPE) when the key holds another type.
+inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wrong_type) {
+  engine::Entry* e = c.db.Find(key, c.now_ms);
+  *wrong_type = false;
+  if (e != nullptr && e->type() != engine::ValueType::kString) {
+    *wrong_type = true;
+    c.reply.Error(protocol::errors::kWrongType);
+    return nullptr;
+  }
+  if (e != nullptr) e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
+  return e;
+}
+
+enum class TimeUnit { kSeconds, kMilliseconds };
+
+// Converts a relative (or, with `absolute`, Unix) time argument into an absolute deadline in
+// ms, as Redis does: the amount must be > 0 for relative SET/GETEX-style options when
+// `require_positive`, and neither the unit conversion nor adding `now` may overflow.
+// Returns nullopt on overflow or a non-positive amount where one is required.
+inline std::optional<int64_t> ToDeadline(int64_t amount, TimeUnit unit, bool absolute, int64_t now_ms,
+                                         bool require_positive) {
+  if (require_positive && amount <= 0) return std::nullopt;
+  int64_t ms = amount;
+  if (unit == TimeUnit::kSeconds) {
+    if (amount > std::numeric_limits<int64_t>::max() / 1000 || amount < std::numeric_limits<int64_t>::min() / 1000)
+      return std::nullopt;
+    ms = amount * 1000;
+  }
+  if (absolute) return ms;
+  if (ms > 0 && now_ms > std::numeric_limits<int64_t>::max() - ms) return std::nullopt;
+  if (ms < 0 && now_ms < std::numeric_limits<int64_t>::min() - ms) return std::nullopt;
+  return now_ms + ms;
+}
+
+}  // namespace lapse::server

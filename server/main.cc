@@ -1,0 +1,59 @@
+// lapse-server: parses the configuration, sets up logging, starts the shards and the
+// listener, and waits for SHUTDOWN or a signal.
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <iostream>
+
+#include "engine/clock.h"
+#include "server/config.h"
+#include "server/server.h"
+
+namespace {
+
+spdlog::level::level_enum LogLevel(const std::string& name) {
+  if (name == "debug") return spdlog::level::debug;
+  if (name == "verbose") return spdlog::level::info;
+  if (name == "warning") return spdlog::level::warn;
+  if (name == "nothing") return spdlog::level::off;
+  return spdlog::level::info;  // notice
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace lapse::server;
+  Config config;
+  bool exit_now = false;
+  if (auto err = config.LoadFromArgs(argc, argv, &exit_now)) {
+    std::cerr << "lapse-server: " << *err << "\n\n" << Config::Usage();
+    return 2;
+  }
+  if (exit_now) return 0;
+  Settings settings = config.Snapshot();
+  try {
+    if (!settings.logfile.empty()) {
+      spdlog::set_default_logger(spdlog::basic_logger_mt("lapse", settings.logfile));
+    }
+  } catch (const spdlog::spdlog_ex& e) {
+    std::cerr << "lapse-server: cannot open log file: " << e.what() << "\n";
+    return 2;
+  }
+  spdlog::set_level(LogLevel(settings.loglevel));
+  spdlog::flush_on(spdlog::level::info);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  lapse::engine::SystemClock clock;
+  Server server(config, clock);
+  server.Start();
+  if (auto err = server.Listen()) {
+    spdlog::error("{}", *err);
+    return 1;
+  }
+  spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
+               server.thread_count());
+  server.WaitForShutdown();
+  return 0;
+}

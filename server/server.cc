@@ -1,0 +1,111 @@
+#include "server/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "protocol/errors.h"
+#include "server/connection.h"
+
+namespace lapse::server {
+
+namespace {
+size_t ThreadCount(const Settings& s) {
+  if (s.threads > 0) return static_cast<size_t>(s.threads);
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : hw;
+}
+}  // namespace
+
+Server::Server(Config& config, engine::Clock& clock)
+    : config_(config),
+      settings_(config.Snapshot()),
+      clock_(clock),
+      commands_(BuildCommandTable()),
+      shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock)),
+      counters_(shards_->size()),
+      start_time_ms_(clock.NowMs()) {
+  for (const auto& [from, to] : settings_.renamed_commands) {
+    if (!commands_.Rename(from, to)) spdlog::warn("rename-command: unknown command '{}'", from);
+  }
+}
+
+Server::~Server() { shards_->StopAndJoin(); }
+
+void Server::Start() { shards_->Start(); }
+
+std::optional<std::string> Server::Listen() {
+  asio::io_context& ctx = shards_->context(0);
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(settings_.bind, ec);
+  if (ec) return "invalid bind address '" + settings_.bind + "'";
+  tcp::endpoint endpoint(address, static_cast<uint16_t>(settings_.port));
+  auto acceptor = std::make_unique<tcp::acceptor>(ctx);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(settings_.port) + ": " + ec.message();
+  bound_port_ = acceptor->local_endpoint().port();
+  acceptor_ = std::move(acceptor);
+  asio::co_spawn(ctx, AcceptLoop(), asio::detached);
+
+  signals_ = std::make_unique<asio::signal_set>(ctx, SIGINT, SIGTERM);
+  signals_->async_wait([this](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    spdlog::warn("received signal {}, shutting down", signal);
+    RequestShutdown();
+  });
+  return std::nullopt;
+}
+
+awaitable<void> Server::AcceptLoop() {
+  while (!shutting_down()) {
+    size_t thread = next_thread_++ % shards_->size();
+    boost::system::error_code ec;
+    tcp::socket socket = co_await acceptor_->async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      spdlog::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    connections_received_.fetch_add(1, std::memory_order_relaxed);
+    Settings live = config_.Snapshot();
+    if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
+      rejected_connections_.fetch_add(1, std::memory_order_relaxed);
+      std::string msg = "-" + std::string(protocol::errors::kMaxClients) + "\r\n";
+      asio::write(socket, asio::buffer(msg), ec);
+      socket.close(ec);
+      continue;
+    }
+    auto conn = std::make_shared<Connection>(*this, std::move(socket), thread);
+    asio::co_spawn(shards_->context(thread), Connection::Serve(std::move(conn)), asio::detached);
+  }
+}
+
+void Server::RequestShutdown() {
+  {
+    std::lock_guard lock(shutdown_mu_);
+    shutting_down_.store(true);
+  }
+  shutdown_cv_.notify_all();
+}
+
+void Server::WaitForShutdown() {
+  {
+    std::unique_lock lock(shutdown_mu_);
+    shutdown_cv_.wait(lock, [this] { return shutting_down_.load(); });
+  }
+  spdlog::info("lapse is shutting down");
+  if (acceptor_) {
+    asio::post(shards_->context(0), [this] {
+      boost::system::error_code ec;
+      acceptor_->close(ec);
+      if (signals_) signals_->cancel(ec);
+    });
+  }
+  shards_->StopAndJoin();
+  spdlog::info("bye");
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,88 @@
+// File: server/server.h
+//
+// The process: configuration, clock, command table, shards and their threads, the client
+// registry, the listener and shutdown. There is one Server per process and it is passed
+// explicitly to whatever needs it; nothing is global.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/clock.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "server/shard_set.h"
+
+namespace lapse::server {
+
+// Counters written by one thread each and summed by INFO.
+struct ThreadCounters {
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> net_input_bytes{0};
+  std::atomic<uint64_t> net_output_bytes{0};
+  std::atomic<uint64_t> keyspace_hits{0};
+  std::atomic<uint64_t> keyspace_misses{0};
+  void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) { c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed); }
+};
+
+class Server {
+ public:
+  Server(Config& config, engine::Clock& clock);
+  ~Server();
+
+  // Starts the shard threads. Listen() then accepts clients; tests may skip it.
+  void Start();
+  // Binds and starts accepting; returns an error message on failure.
+  std::optional<std::string> Listen();
+  // Blocks until shutdown was requested, then stops everything.
+  void WaitForShutdown();
+  // Asks the server to stop (SHUTDOWN, SIGINT, SIGTERM). Safe from any thread.
+  void RequestShutdown();
+  bool shutting_down() const { return shutting_down_.load(); }
+
+  Config& config() { return config_; }
+  const Settings& settings() const { return settings_; }
+  engine::Clock& clock() const { return clock_; }
+  const CommandTable& commands() const { return commands_; }
+  ShardSet& shards() { return *shards_; }
+  ClientRegistry& clients() { return clients_; }
+  ThreadCounters& counters(size_t thread) { return counters_[thread]; }
+  size_t thread_count() const { return counters_.size(); }
+  uint16_t port() const { return bound_port_; }
+  int64_t start_time_ms() const { return start_time_ms_; }
+  std::atomic<uint64_t>& connections_received() { return connections_received_; }
+  std::atomic<uint64_t>& rejected_connections() { return rejected_connections_; }
+
+
+ private:
+  awaitable<void> AcceptLoop();
+
+  Config& config_;
+  // Settings as at start-up: only the immutable ones (databases, threads, debug) are read
+  // from here; live ones come from config_.
+  Settings settings_;
+  engine::Clock& clock_;
+  CommandTable commands_;
+  std::unique_ptr<ShardSet> shards_;
+  std::vector<ThreadCounters> counters_;
+  ClientRegistry clients_;
+  std::unique_ptr<tcp::acceptor> acceptor_;
+  std::unique_ptr<asio::signal_set> signals_;
+  uint16_t bound_port_ = 0;
+  int64_t start_time_ms_;
+  size_t next_thread_ = 0;
+  std::atomic<bool> shutting_down_{false};
+  std::mutex shutdown_mu_;
+  std::condition_variable shutdown_cv_;
+  std::atomic<uint64_t> connections_received_{0};
+  std::atomic<uint64_t> rejected_connections_{0};
+};
+
+}  // namespace lapse::server

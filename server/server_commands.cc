@@ -1,0 +1,436 @@
+// Server family: introspection and administration (COMMAND, INFO, CONFIG, TIME, SHUTDOWN,
+// DEBUG). INFO gathers its keyspace figures from every shard on the shards' own threads.
+#include <malloc.h>
+
+#include <chrono>
+#include <thread>
+
+#ifdef LAPSE_WITH_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#include "engine/shard.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// ---- COMMAND ----
+
+void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
+  std::vector<const char*> flags;
+  if (spec.flags & kWrite) flags.push_back("write");
+  if (spec.flags & kReadOnly) flags.push_back("readonly");
+  if (spec.flags & kAdmin) flags.push_back("admin");
+  if (spec.flags & kFast) flags.push_back("fast");
+  if (spec.flags & kNoAuth) flags.push_back("no_auth");
+  r.SetHeader(flags.size());
+  for (const char* f : flags) r.SimpleString(f);
+}
+
+void WriteCommandInfo(protocol::ReplyWriter& r, const CommandSpec& spec) {
+  r.ArrayHeader(10);
+  r.Bulk(spec.name);
+  r.Integer(spec.arity);
+  WriteCommandFlags(r, spec);
+  r.Integer(spec.first_key);
+  r.Integer(spec.last_key);
+  r.Integer(spec.key_step);
+  r.SetHeader(0);    // ACL categories
+  r.SetHeader(0);    // tips
+  r.ArrayHeader(0);  // key specs
+  r.ArrayHeader(0);  // subcommands
+}
+
+void WriteCommandDocs(protocol::ReplyWriter& r, const CommandSpec& spec) {
+  r.Bulk(spec.name);
+  r.MapHeader(3);
+  r.Bulk("summary");
+  r.Bulk(spec.summary);
+  r.Bulk("since");
+  r.Bulk("1.0.0");
+  r.Bulk("group");
+  r.Bulk(spec.group.empty() ? "generic" : spec.group);
+}
+
+void CmdCommand(ConnCommand& c) {
+  const CommandTable& table = c.server.commands();
+  if (c.args.size() == 1) {
+    c.reply.ArrayHeader(table.All().size());
+    for (const CommandSpec* spec : table.All()) WriteCommandInfo(c.reply, *spec);
+    return;
+  }
+  std::string_view sub = c.args[1];
+  if (EqualsIgnoreCase(sub, "COUNT") && c.args.size() == 2) return c.reply.Integer(static_cast<int64_t>(table.All().size()));
+  if (EqualsIgnoreCase(sub, "INFO")) {
+    if (c.args.size() == 2) {
+      c.reply.ArrayHeader(table.All().size());
+      for (const CommandSpec* spec : table.All()) WriteCommandInfo(c.reply, *spec);
+      return;
+    }
+    c.reply.ArrayHeader(c.args.size() - 2);
+    for (size_t i = 2; i < c.args.size(); ++i) {
+      const CommandSpec* spec = table.Find(c.args[i]);
+      spec ? WriteCommandInfo(c.reply, *spec) : c.reply.NullArray();
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "DOCS")) {
+    std::vector<const CommandSpec*> specs;
+    if (c.args.size() == 2) {
+      specs = table.All();
+    } else {
+      for (size_t i = 2; i < c.args.size(); ++i) {
+        if (const CommandSpec* spec = table.Find(c.args[i])) specs.push_back(spec);
+      }
+    }
+    c.reply.MapHeader(specs.size());
+    for (const CommandSpec* spec : specs) WriteCommandDocs(c.reply, *spec);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "LIST") && c.args.size() == 2) {
+    c.reply.ArrayHeader(table.All().size());
+    for (const CommandSpec* spec : table.All()) c.reply.Bulk(spec->name);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "GETKEYS") && c.args.size() >= 3) {
+    const CommandSpec* spec = table.Find(c.args[2]);
+    if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
+    Args cmd = c.args.subspan(2);
+    if (!ArityOk(*spec, cmd.size())) return c.reply.Error("ERR Invalid number of arguments specified for command");
+    if (spec->first_key == 0) return c.reply.Error("ERR The command has no key arguments");
+    size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : static_cast<size_t>(spec->last_key);
+    std::vector<std::string_view> keys;
+    for (size_t i = spec->first_key; i <= last && i < cmd.size(); i += std::max(1, spec->key_step)) keys.push_back(cmd[i]);
+    c.reply.ArrayHeader(keys.size());
+    for (auto k : keys) c.reply.Bulk(k);
+    return;
+  }
+  c.reply.Error(errors::UnknownSubcommand(sub, "command"));
+}
+
+// ---- CONFIG ----
+
+void CmdConfig(ConnCommand& c) {
+  std::string_view sub = c.args[1];
+  Config& config = c.server.config();
+  if (EqualsIgnoreCase(sub, "GET")) {
+    if (c.args.size() < 3) return c.reply.Error(errors::WrongArity("config|get"));
+    std::vector<std::pair<std::string, std::string>> found;
+    for (size_t i = 2; i < c.args.size(); ++i) {
+      for (auto& kv : config.Get(Lower(c.args[i]))) {
+        bool dup = false;
+        for (auto& f : found) dup |= f.first == kv.first;
+        if (!dup) found.push_back(std::move(kv));
+      }
+    }
+    c.reply.MapHeader(found.size());
+    for (const auto& [name, value] : found) {
+      c.reply.Bulk(name);
+      c.reply.Bulk(value);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "SET")) {
+    if (c.args.size() < 4 || c.args.size() % 2 != 0) return c.reply.Error(errors::WrongArity("config|set"));
+    for (size_t i = 2; i < c.args.size(); i += 2) {
+      if (auto err = config.Set(c.args[i], c.args[i + 1])) return c.reply.Error(*err);
+    }
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "RESETSTAT") && c.args.size() == 2) return c.reply.Ok();
+  if (EqualsIgnoreCase(sub, "REWRITE") && c.args.size() == 2) return c.reply.Error("ERR The server is running without a config file");
+  c.reply.Error(errors::UnknownSubcommand(sub, "config"));
+}
+
+// ---- TIME, SHUTDOWN, DEBUG ----
+
+void CmdTime(ConnCommand& c) {
+  int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  us += (c.server.clock().NowMs() - us / 1000) * 1000;  // include any DEBUG ADVANCE offset
+  c.reply.ArrayHeader(2);
+  c.reply.Bulk(std::to_string(us / 1'000'000));
+  c.reply.Bulk(std::to_string(us % 1'000'000));
+}
+
+void CmdShutdown(ConnCommand& c) {
+  for (size_t i = 1; i < c.args.size(); ++i) {
+    std::string_view a = c.args[i];
+    if (!EqualsIgnoreCase(a, "NOSAVE") && !EqualsIgnoreCase(a, "SAVE") && !EqualsIgnoreCase(a, "NOW") &&
+        !EqualsIgnoreCase(a, "FORCE") && !EqualsIgnoreCase(a, "ABORT"))
+      return c.reply.Error(errors::kSyntax);
+  }
+  // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
+  c.session.close_after_reply = true;
+  c.server.RequestShutdown();
+}
+
+void CmdDebug(ConnCommand& c) {
+  if (!c.server.settings().enable_debug_command) return c.reply.Error(errors::kDebugDisabled);
+  std::string_view sub = c.args[1];
+  if (EqualsIgnoreCase(sub, "ADVANCE") && c.args.size() == 3) {
+    int64_t ms = 0;
+    if (!protocol::ParseInt64(c.args[2], &ms) || ms < 0) return c.reply.Error(errors::kNotInteger);
+    c.server.clock().Advance(ms);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "SET-ACTIVE-EXPIRE") && c.args.size() == 3) {
+    int64_t on = 0;
+    if (!protocol::ParseInt64(c.args[2], &on) || (on != 0 && on != 1)) return c.reply.Error(errors::kNotInteger);
+    c.server.shards().set_active_expire(on == 1);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "SLEEP") && c.args.size() == 3) {
+    double seconds = 0;
+    if (!protocol::ParseDouble(c.args[2], &seconds) || seconds < 0) return c.reply.Error(errors::kNotFloat);
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    static const char* kHelp[] = {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                                  "ADVANCE <milliseconds>", "    Move the server clock forward.",
+                                  "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
+                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>."};
+    c.reply.ArrayHeader(std::size(kHelp));
+    for (const char* line : kHelp) c.reply.SimpleString(line);
+    return;
+  }
+  c.reply.Error(errors::UnknownSubcommand(sub, "debug"));
+}
+
+// ---- INFO ----
+
+struct MemoryFigures {
+  uint64_t allocated = 0, active = 0, resident = 0;
+};
+
+MemoryFigures ReadMemory() {
+  MemoryFigures m;
+#ifdef LAPSE_WITH_JEMALLOC
+  uint64_t epoch = 1;
+  size_t sz = sizeof epoch;
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  size_t v = 0;
+  sz = sizeof v;
+  if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) m.allocated = v;
+  if (mallctl("stats.active", &v, &sz, nullptr, 0) == 0) m.active = v;
+  if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) m.resident = v;
+#else
+  struct mallinfo2 mi = mallinfo2();
+  m.allocated = mi.uordblks + mi.hblkhd;
+  m.active = m.allocated;
+  m.resident = mi.arena + mi.hblkhd;
+#endif
+  return m;
+}
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n < 1024) snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(n));
+  else if (n < 1024 * 1024) snprintf(buf, sizeof buf, "%.2fK", n / 1024.0);
+  else if (n < 1024ull * 1024 * 1024) snprintf(buf, sizeof buf, "%.2fM", n / 1048576.0);
+  else snprintf(buf, sizeof buf, "%.2fG", n / 1073741824.0);
+  return buf;
+}
+
+struct DbFigures {
+  uint64_t keys = 0, expires = 0;
+  int64_t avg_ttl_sum = 0, avg_ttl_n = 0;
+};
+
+struct ShardFigures {
+  engine::ShardStats stats;
+  std::vector<DbFigures> dbs;
+};
+
+void Line(std::string& out, std::string_view name, const std::string& value) {
+  out.append(name);
+  out.push_back(':');
+  out.append(value);
+  out.append("\r\n");
+}
+void Line(std::string& out, std::string_view name, uint64_t value) { Line(out, name, std::to_string(value)); }
+
+awaitable<void> CmdInfo(ConnCommand& c) {
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < c.args.size(); ++i) wanted.push_back(Lower(c.args[i]));
+  bool all = false;
+  for (auto& w : wanted) all |= w == "all" || w == "everything";
+  auto want = [&](std::string_view section) {
+    if (wanted.empty() || all) return true;
+    for (auto& w : wanted) {
+      if (w == section || (w == "default")) return true;
+    }
+    return false;
+  };
+
+  ShardSet& shards = c.server.shards();
+  std::vector<ShardFigures> figures(shards.size());
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOnAll(
+      c.session.home,
+      [&](engine::Shard& shard) {
+        ShardFigures& f = figures[shard.id()];
+        f.stats = shard.Stats();
+        f.dbs.resize(shard.database_count());
+        for (size_t d = 0; d < shard.database_count(); ++d) {
+          engine::Db& db = shard.db(d);
+          f.dbs[d].keys = db.stored();
+          f.dbs[d].expires = db.volatile_count();
+          if (db.volatile_count() > 0) {
+            f.dbs[d].avg_ttl_sum = db.AverageTtlMs(now);
+            f.dbs[d].avg_ttl_n = 1;
+          }
+        }
+      },
+      c.session.waker);
+
+  uint64_t expired = 0, keys_stored = 0, backlog = 0, lag_max = 0;
+  for (auto& f : figures) {
+    expired += f.stats.expired_keys;
+    keys_stored += f.stats.keys_stored;
+    backlog += f.stats.reclaim_backlog_records;
+    lag_max = std::max(lag_max, f.stats.expired_lag_max_ms);
+  }
+  uint64_t commands = 0, in_bytes = 0, out_bytes = 0, hits = 0, misses = 0;
+  for (size_t t = 0; t < c.server.thread_count(); ++t) {
+    ThreadCounters& tc = c.server.counters(t);
+    commands += tc.commands.load(std::memory_order_relaxed);
+    in_bytes += tc.net_input_bytes.load(std::memory_order_relaxed);
+    out_bytes += tc.net_output_bytes.load(std::memory_order_relaxed);
+    hits += tc.keyspace_hits.load(std::memory_order_relaxed);
+    misses += tc.keyspace_misses.load(std::memory_order_relaxed);
+  }
+
+  std::string out;
+  auto section = [&](std::string_view title) {
+    if (!out.empty()) out.append("\r\n");
+    out.append("# ");
+    out.append(title);
+    out.append("\r\n");
+  };
+  int64_t uptime_ms = now - c.server.start_time_ms();
+  if (want("server")) {
+    section("Server");
+    Line(out, "redis_version", std::string("7.0.0"));
+    Line(out, "lapse_version", std::string(LAPSE_VERSION));
+    Line(out, "redis_mode", std::string("standalone"));
+    Line(out, "os", std::string("Linux"));
+    Line(out, "arch_bits", std::string("64"));
+    Line(out, "multiplexing_api", std::string("epoll"));
+    Line(out, "process_id", static_cast<uint64_t>(getpid()));
+    Line(out, "tcp_port", static_cast<uint64_t>(c.server.port()));
+    Line(out, "server_time_usec", static_cast<uint64_t>(now) * 1000);
+    Line(out, "uptime_in_seconds", static_cast<uint64_t>(uptime_ms / 1000));
+    Line(out, "uptime_in_days", static_cast<uint64_t>(uptime_ms / 86'400'000));
+    Line(out, "hz", static_cast<uint64_t>(c.server.settings().hz));
+    Line(out, "io_threads_active", std::string("0"));
+    Line(out, "threads", static_cast<uint64_t>(c.server.thread_count()));
+    Line(out, "shards", static_cast<uint64_t>(shards.size()));
+  }
+  if (want("clients")) {
+    section("Clients");
+    Line(out, "connected_clients", static_cast<uint64_t>(c.server.clients().size()));
+    Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
+    Line(out, "blocked_clients", uint64_t{0});
+  }
+  if (want("memory")) {
+    section("Memory");
+    MemoryFigures m = ReadMemory();
+    Line(out, "used_memory", m.allocated);
+    Line(out, "used_memory_human", HumanBytes(m.allocated));
+    Line(out, "used_memory_rss", m.resident);
+    Line(out, "used_memory_rss_human", HumanBytes(m.resident));
+    Line(out, "allocator_allocated", m.allocated);
+    Line(out, "allocator_active", m.active);
+    Line(out, "allocator_resident", m.resident);
+    char frag[32];
+    snprintf(frag, sizeof frag, "%.2f", m.allocated ? static_cast<double>(m.resident) / m.allocated : 1.0);
+    Line(out, "mem_fragmentation_ratio", std::string(frag));
+    snprintf(frag, sizeof frag, "%.2f", m.allocated ? static_cast<double>(m.active) / m.allocated : 1.0);
+    Line(out, "allocator_frag_ratio", std::string(frag));
+    Settings s = c.server.config().Snapshot();
+    Line(out, "maxmemory", static_cast<uint64_t>(s.maxmemory));
+    Line(out, "maxmemory_policy", s.maxmemory_policy);
+#ifdef LAPSE_WITH_JEMALLOC
+    Line(out, "mem_allocator", std::string("jemalloc"));
+#else
+    Line(out, "mem_allocator", std::string("libc"));
+#endif
+  }
+  if (want("persistence")) {
+    section("Persistence");
+    Line(out, "loading", uint64_t{0});
+    Line(out, "rdb_changes_since_last_save", uint64_t{0});
+    Line(out, "aof_enabled", uint64_t{0});
+  }
+  if (want("stats")) {
+    section("Stats");
+    Line(out, "total_connections_received", c.server.connections_received().load());
+    Line(out, "total_commands_processed", commands);
+    Line(out, "instantaneous_ops_per_sec", uint64_t{0});
+    Line(out, "total_net_input_bytes", in_bytes);
+    Line(out, "total_net_output_bytes", out_bytes);
+    Line(out, "rejected_connections", c.server.rejected_connections().load());
+    Line(out, "expired_keys", expired);
+    char perc[32];
+    snprintf(perc, sizeof perc, "%.2f", keys_stored ? 100.0 * static_cast<double>(backlog) / keys_stored : 0.0);
+    Line(out, "expired_stale_perc", std::string(perc));
+    Line(out, "expired_time_cap_reached_count", uint64_t{0});
+    Line(out, "expire_lag_max_ms", lag_max);
+    Line(out, "evicted_keys", uint64_t{0});
+    Line(out, "keyspace_hits", hits);
+    Line(out, "keyspace_misses", misses);
+  }
+  if (want("replication")) {
+    section("Replication");
+    Line(out, "role", std::string("master"));
+    Line(out, "connected_slaves", uint64_t{0});
+  }
+  if (want("keyspace")) {
+    section("Keyspace");
+    size_t ndb = static_cast<size_t>(c.server.settings().databases);
+    for (size_t d = 0; d < ndb; ++d) {
+      DbFigures total;
+      for (auto& f : figures) {
+        total.keys += f.dbs[d].keys;
+        total.expires += f.dbs[d].expires;
+        total.avg_ttl_sum += f.dbs[d].avg_ttl_sum;
+        total.avg_ttl_n += f.dbs[d].avg_ttl_n;
+      }
+      if (total.keys == 0) continue;
+      int64_t avg = total.avg_ttl_n ? total.avg_ttl_sum / total.avg_ttl_n : 0;
+      Line(out, "db" + std::to_string(d),
+           "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) + ",avg_ttl=" + std::to_string(avg));
+    }
+  }
+  c.reply.Verbatim(out);
+}
+
+}  // namespace
+
+void RegisterServerCommands(CommandTable& table) {
+  table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."});
+  table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."});
+  table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
+  table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
+  table.Add({"debug", -2, kAdmin, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, SET-ACTIVE-EXPIRE, SLEEP."});
+  table.Add({"info", -1, 0, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
+}
+
+}  // namespace lapse::server

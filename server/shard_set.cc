@@ -1,0 +1,110 @@
+#include "server/shard_set.h"
+
+#include <chrono>
+
+namespace lapse::server {
+
+namespace {
+thread_local int tls_thread_index = -1;
+
+// A reclaim slice stops after this long so that clients on the same thread never wait
+// longer than that behind background deletion.
+constexpr auto kSliceBudget = std::chrono::microseconds(1000);
+// Wheel records handled between clock checks inside a slice.
+constexpr size_t kRecordsPerCheck = 256;
+// How often an idle shard looks for due keys.
+constexpr auto kIdleInterval = std::chrono::milliseconds(5);
+}  // namespace
+
+ShardSet::ShardSet(size_t threads, size_t databases, engine::Clock& clock) : clock_(clock) {
+  if (threads == 0) threads = 1;
+  for (size_t i = 0; i < threads; ++i) {
+    contexts_.push_back(std::make_unique<asio::io_context>(1));
+    shards_.push_back(std::make_unique<engine::Shard>(static_cast<uint32_t>(i), databases, clock.NowMs()));
+    all_ids_.push_back(static_cast<uint32_t>(i));
+  }
+}
+
+ShardSet::~ShardSet() { StopAndJoin(); }
+
+int ShardSet::CurrentThreadIndex() { return tls_thread_index; }
+
+void ShardSet::Start() {
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    asio::co_spawn(*contexts_[i], ReclaimLoop(i), asio::detached);
+    threads_.emplace_back([this, i] {
+      tls_thread_index = static_cast<int>(i);
+      auto guard = asio::make_work_guard(*contexts_[i]);
+      contexts_[i]->run();
+    });
+  }
+}
+
+void ShardSet::StopAndJoin() {
+  stopping_.store(true);
+  for (auto& ctx : contexts_) ctx->stop();
+  for (auto& t : threads_) {
+    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  }
+  threads_.clear();
+}
+
+awaitable<void> ShardSet::RunOn(size_t home, std::span<const uint32_t> ids, const std::function<void(engine::Shard&)>& fn,
+                                asio::steady_timer& waker) {
+  std::atomic<size_t> remaining{ids.size()};
+  bool run_local = false;
+  asio::io_context& home_ctx = *contexts_[home];
+  for (uint32_t id : ids) {
+    if (id == home) {
+      run_local = true;
+      continue;
+    }
+    asio::post(*contexts_[id], [this, id, &fn, &remaining, &home_ctx, &waker] {
+      fn(*shards_[id]);
+      // The last shard to finish wakes the caller; it is necessarily still waiting, because
+      // the caller only stops waiting when woken.
+      if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        asio::post(home_ctx, [&waker] { waker.cancel(); });
+      }
+    });
+  }
+  bool last = false;
+  if (run_local) {
+    fn(*shards_[home]);
+    last = remaining.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+  if (!last && !ids.empty() && !(run_local && ids.size() == 1)) {
+    boost::system::error_code ec;
+    waker.expires_at(asio::steady_timer::time_point::max());
+    co_await waker.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+}
+
+awaitable<void> ShardSet::RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker) {
+  co_await RunOn(home, all_ids_, fn, waker);
+}
+
+awaitable<void> ShardSet::ReclaimLoop(size_t index) {
+  asio::steady_timer timer(*contexts_[index]);
+  engine::Shard& shard = *shards_[index];
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    bool more = false;
+    if (active_expire_.load(std::memory_order_relaxed)) {
+      auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
+      do {
+        more = shard.ReclaimSlice(clock_.NowMs(), kRecordsPerCheck);
+      } while (more && std::chrono::steady_clock::now() < slice_end);
+    }
+    if (!more) shard.RehashIdle(1);
+    if (more) {
+      // Let queued client work run before the next slice.
+      co_await asio::post(*contexts_[index], use_awaitable);
+    } else {
+      boost::system::error_code ec;
+      timer.expires_after(kIdleInterval);
+      co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+  }
+}
+
+}  // namespace lapse::server

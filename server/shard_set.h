@@ -1,0 +1,73 @@
+// File: server/shard_set.h
+//
+// Thread-per-core: N threads, each running its own io_context and owning one engine Shard.
+// A key belongs to shard ShardOf(hash(key)); only that shard's thread touches it. Work for a
+// shard is posted to its io_context as a closure, and the caller's coroutine is resumed on
+// its own thread once every addressed shard has run its closure.
+//
+// Lifetimes: RunOn keeps `fn` and everything it references alive by suspending the calling
+// coroutine until the last shard is done, so closures may capture the caller's locals by
+// reference. Each shard writes only its own result slot, and the hand-back through the
+// io_context orders those writes before the caller reads them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/hash.h"
+#include "engine/shard.h"
+#include "server/asio.h"
+
+namespace lapse::server {
+
+class ShardSet {
+ public:
+  ShardSet(size_t threads, size_t databases, engine::Clock& clock);
+  ~ShardSet();
+
+  size_t size() const { return shards_.size(); }
+  asio::io_context& context(size_t i) { return *contexts_[i]; }
+  // Only the owning thread may use the shard.
+  engine::Shard& shard(size_t i) { return *shards_[i]; }
+  uint32_t ShardFor(std::string_view key) const {
+    return engine::ShardOf(engine::HashKey(key), static_cast<uint32_t>(shards_.size()));
+  }
+  // The index of the calling thread's shard, or -1 on a foreign thread.
+  static int CurrentThreadIndex();
+
+  // Starts threads 0..N-1 running their contexts.
+  void Start();
+  // Stops every context and joins the threads (from any thread but the pool's).
+  void StopAndJoin();
+
+  // Runs fn(shard) on every shard listed in `ids` (on its own thread; the caller's own shard
+  // inline) and resumes the caller on `home` when all are done. `waker` is a timer of the
+  // caller's context reused across calls.
+  awaitable<void> RunOn(size_t home, std::span<const uint32_t> ids, const std::function<void(engine::Shard&)>& fn,
+                        asio::steady_timer& waker);
+  // The same for every shard.
+  awaitable<void> RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
+
+  // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
+  void set_active_expire(bool on) { active_expire_.store(on); }
+  bool active_expire() const { return active_expire_.load(); }
+
+ private:
+  awaitable<void> ReclaimLoop(size_t index);
+
+  engine::Clock& clock_;
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  std::vector<std::unique_ptr<engine::Shard>> shards_;
+  std::vector<std::thread> threads_;
+  std::vector<uint32_t> all_ids_;
+  std::atomic<bool> active_expire_{true};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace lapse::server

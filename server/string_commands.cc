@@ -1,0 +1,432 @@
+// String family: GET, SET and its variants, counters, ranges and the multi-key MGET/MSET.
+//
+// Single-key commands are ShardHandlers and run on the owning shard; MGET/MSET/MSETNX fan
+// out. MSETNX checks every shard, then writes every shard: it is atomic per shard, not across
+// shards (another client may interleave between the two phases).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "engine/shard.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/fanout.h"
+#include "server/key_util.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using engine::Entry;
+using engine::kNoDeadline;
+using engine::ValueType;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+constexpr int64_t kMaxStringLength = 512ll * 1024 * 1024;
+
+// ---- Expiry options shared by SET and GETEX ----
+
+struct ExpiryOption {
+  enum Kind { kNone, kRelative, kAbsolute, kKeep, kPersist } kind = kNone;
+  int64_t deadline_ms = kNoDeadline;
+};
+
+// Parses one EX/PX/EXAT/PXAT (and KEEPTTL/PERSIST when allowed) at args[*i]; returns false if
+// args[*i] is not such an option. On a bad value replies and sets *failed.
+bool ParseExpiryOption(ShardCommand& c, const char* command, size_t* i, ExpiryOption* opt, bool allow_keepttl,
+                       bool allow_persist, bool* failed) {
+  std::string_view a = c.args[*i];
+  struct Form {
+    const char* name;
+    TimeUnit unit;
+    bool absolute;
+  };
+  static constexpr Form kForms[] = {{"EX", TimeUnit::kSeconds, false},
+                                    {"PX", TimeUnit::kMilliseconds, false},
+                                    {"EXAT", TimeUnit::kSeconds, true},
+                                    {"PXAT", TimeUnit::kMilliseconds, true}};
+  if (allow_keepttl && EqualsIgnoreCase(a, "KEEPTTL")) {
+    if (opt->kind != ExpiryOption::kNone) return c.reply.Error(errors::kSyntax), *failed = true;
+    opt->kind = ExpiryOption::kKeep;
+    return true;
+  }
+  if (allow_persist && EqualsIgnoreCase(a, "PERSIST")) {
+    if (opt->kind != ExpiryOption::kNone) return c.reply.Error(errors::kSyntax), *failed = true;
+    opt->kind = ExpiryOption::kPersist;
+    return true;
+  }
+  for (const Form& f : kForms) {
+    if (!EqualsIgnoreCase(a, f.name)) continue;
+    if (opt->kind != ExpiryOption::kNone || *i + 1 >= c.args.size()) {
+      c.reply.Error(errors::kSyntax);
+      *failed = true;
+      return true;
+    }
+    int64_t amount = 0;
+    if (!protocol::ParseInt64(c.args[*i + 1], &amount)) {
+      c.reply.Error(errors::kNotInteger);
+      *failed = true;
+      return true;
+    }
+    auto deadline = ToDeadline(amount, f.unit, f.absolute, c.now_ms, true);
+    if (!deadline) {
+      c.reply.Error(errors::InvalidExpireTime(command));
+      *failed = true;
+      return true;
+    }
+    opt->kind = f.absolute ? ExpiryOption::kAbsolute : ExpiryOption::kRelative;
+    opt->deadline_ms = *deadline;
+    ++*i;
+    return true;
+  }
+  return false;
+}
+
+// Stores a string value, or deletes the key when the deadline already passed (as Redis
+// does for SET ... PXAT <past>).
+void StoreString(ShardCommand& c, std::string_view key, std::string_view value, int64_t deadline) {
+  if (deadline != kNoDeadline && deadline <= c.now_ms) {
+    c.db.Erase(key, c.now_ms);
+    return;
+  }
+  Entry* e = c.db.Put(key, value, ValueType::kString, deadline, c.now_ms);
+  e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
+}
+
+// ---- GET / SET ----
+
+void CmdGet(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  e ? c.reply.Bulk(e->value()) : c.reply.Null();
+}
+
+void CmdSet(ShardCommand& c) {
+  enum { kAlways, kIfAbsent, kIfPresent } condition = kAlways;
+  bool get = false;
+  ExpiryOption expiry;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    std::string_view a = c.args[i];
+    bool failed = false;
+    if (EqualsIgnoreCase(a, "NX") && condition != kIfPresent) {
+      condition = kIfAbsent;
+    } else if (EqualsIgnoreCase(a, "XX") && condition != kIfAbsent) {
+      condition = kIfPresent;
+    } else if (EqualsIgnoreCase(a, "GET")) {
+      get = true;
+    } else if (ParseExpiryOption(c, "set", &i, &expiry, true, false, &failed)) {
+      if (failed) return;
+    } else {
+      return c.reply.Error(errors::kSyntax);
+    }
+  }
+  std::string_view key = c.args[1];
+  bool wrong = false;
+  Entry* old = FindString(c, key, &wrong);
+  if (wrong) return;
+  std::string old_value;
+  if (get && old) old_value = old->value();
+  bool exists = old != nullptr;
+  int64_t old_deadline = exists ? old->deadline() : kNoDeadline;
+  if ((condition == kIfAbsent && exists) || (condition == kIfPresent && !exists)) {
+    if (get) return exists ? c.reply.Bulk(old_value) : c.reply.Null();
+    return c.reply.Null();
+  }
+  int64_t deadline = expiry.kind == ExpiryOption::kKeep ? old_deadline : expiry.deadline_ms;
+  StoreString(c, key, c.args[2], deadline);
+  if (get) return exists ? c.reply.Bulk(old_value) : c.reply.Null();
+  c.reply.Ok();
+}
+
+void CmdSetNx(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  if (e) return c.reply.Integer(0);
+  StoreString(c, c.args[1], c.args[2], kNoDeadline);
+  c.reply.Integer(1);
+}
+
+void SetWithTimeout(ShardCommand& c, const char* command, TimeUnit unit) {
+  int64_t amount = 0;
+  if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
+  auto deadline = ToDeadline(amount, unit, false, c.now_ms, true);
+  if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
+  StoreString(c, c.args[1], c.args[3], *deadline);
+  c.reply.Ok();
+}
+
+void CmdSetEx(ShardCommand& c) { SetWithTimeout(c, "setex", TimeUnit::kSeconds); }
+void CmdPSetEx(ShardCommand& c) { SetWithTimeout(c, "psetex", TimeUnit::kMilliseconds); }
+
+void CmdGetSet(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  std::string old;
+  bool existed = e != nullptr;
+  if (existed) old = e->value();
+  StoreString(c, c.args[1], c.args[2], kNoDeadline);
+  existed ? c.reply.Bulk(old) : c.reply.Null();
+}
+
+void CmdGetDel(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  if (!e) return c.reply.Null();
+  c.reply.Bulk(e->value());
+  c.db.Erase(c.args[1], c.now_ms);
+}
+
+void CmdGetEx(ShardCommand& c) {
+  ExpiryOption expiry;
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    bool failed = false;
+    if (ParseExpiryOption(c, "getex", &i, &expiry, false, true, &failed)) {
+      if (failed) return;
+    } else {
+      return c.reply.Error(errors::kSyntax);
+    }
+  }
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  if (!e) return c.reply.Null();
+  c.reply.Bulk(e->value());
+  if (expiry.kind == ExpiryOption::kPersist) {
+    c.db.SetDeadline(e, kNoDeadline, c.now_ms);
+  } else if (expiry.kind == ExpiryOption::kRelative || expiry.kind == ExpiryOption::kAbsolute) {
+    c.db.SetDeadline(e, expiry.deadline_ms, c.now_ms);
+  }
+}
+
+// ---- Lengths and ranges ----
+
+void CmdStrlen(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
+}
+
+void CmdAppend(ShardCommand& c) {
+  bool wrong = false;
+  std::string_view key = c.args[1], tail = c.args[2];
+  Entry* e = FindString(c, key, &wrong);
+  if (wrong) return;
+  if (!e) {
+    StoreString(c, key, tail, kNoDeadline);
+    return c.reply.Integer(static_cast<int64_t>(tail.size()));
+  }
+  size_t len = e->value().size();
+  if (static_cast<int64_t>(len + tail.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
+  e = c.db.ReserveValue(e, len + tail.size());
+  std::memcpy(e->mutable_value() + len, tail.data(), tail.size());
+  e->set_value_len(static_cast<uint32_t>(len + tail.size()));
+  c.reply.Integer(static_cast<int64_t>(len + tail.size()));
+}
+
+void CmdGetRange(ShardCommand& c) {
+  int64_t start = 0, end = 0;
+  if (!protocol::ParseInt64(c.args[2], &start) || !protocol::ParseInt64(c.args[3], &end))
+    return c.reply.Error(errors::kNotInteger);
+  bool wrong = false;
+  Entry* e = FindString(c, c.args[1], &wrong);
+  if (wrong) return;
+  if (!e) return c.reply.Bulk("");
+  std::string_view v = e->value();
+  int64_t len = static_cast<int64_t>(v.size());
+  if (start < 0 && end < 0 && start > end) return c.reply.Bulk("");
+  if (start < 0) start = len + start;
+  if (end < 0) end = len + end;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return c.reply.Bulk("");
+  c.reply.Bulk(v.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+void CmdSetRange(ShardCommand& c) {
+  int64_t offset = 0;
+  if (!protocol::ParseInt64(c.args[2], &offset)) return c.reply.Error(errors::kNotInteger);
+  if (offset < 0) return c.reply.Error(errors::kOffsetOutOfRange);
+  std::string_view key = c.args[1], patch = c.args[3];
+  bool wrong = false;
+  Entry* e = FindString(c, key, &wrong);
+  if (wrong) return;
+  if (patch.empty()) return c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
+  if (offset + static_cast<int64_t>(patch.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
+  size_t needed = static_cast<size_t>(offset) + patch.size();
+  if (!e) {
+    std::string value(needed, '\0');
+    std::memcpy(value.data() + offset, patch.data(), patch.size());
+    StoreString(c, key, value, kNoDeadline);
+    return c.reply.Integer(static_cast<int64_t>(needed));
+  }
+  size_t len = e->value().size();
+  if (needed > len) {
+    e = c.db.ReserveValue(e, needed);
+    std::memset(e->mutable_value() + len, 0, needed - len);
+    e->set_value_len(static_cast<uint32_t>(needed));
+  }
+  std::memcpy(e->mutable_value() + offset, patch.data(), patch.size());
+  c.reply.Integer(static_cast<int64_t>(e->value().size()));
+}
+
+// ---- Counters ----
+
+void IncrBy(ShardCommand& c, int64_t delta) {
+  std::string_view key = c.args[1];
+  bool wrong = false;
+  Entry* e = FindString(c, key, &wrong);
+  if (wrong) return;
+  int64_t current = 0;
+  if (e && (e->value().size() > 20 || !protocol::ParseInt64(e->value(), &current))) return c.reply.Error(errors::kNotInteger);
+  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) || (delta > 0 && current > 0 && delta > INT64_MAX - current))
+    return c.reply.Error(errors::kOverflow);
+  int64_t result = current + delta;
+  char buf[24];
+  int n = snprintf(buf, sizeof buf, "%lld", static_cast<long long>(result));
+  StoreString(c, key, std::string_view(buf, n), e ? e->deadline() : kNoDeadline);
+  c.reply.Integer(result);
+}
+
+void CmdIncr(ShardCommand& c) { IncrBy(c, 1); }
+void CmdDecr(ShardCommand& c) { IncrBy(c, -1); }
+void CmdIncrBy(ShardCommand& c) {
+  int64_t d = 0;
+  if (!protocol::ParseInt64(c.args[2], &d)) return c.reply.Error(errors::kNotInteger);
+  IncrBy(c, d);
+}
+void CmdDecrBy(ShardCommand& c) {
+  int64_t d = 0;
+  if (!protocol::ParseInt64(c.args[2], &d)) return c.reply.Error(errors::kNotInteger);
+  if (d == INT64_MIN) return c.reply.Error("ERR decrement would overflow");
+  IncrBy(c, -d);
+}
+
+// Redis's ld2string in human mode: %.17Lf with trailing zeros (and a bare '.') removed.
+std::string FormatLongDouble(long double v) {
+  char buf[5600];
+  int n = snprintf(buf, sizeof buf, "%.17Lf", v);
+  if (n <= 0 || n >= static_cast<int>(sizeof buf)) return "0";
+  if (std::strchr(buf, '.') != nullptr) {
+    while (n > 0 && buf[n - 1] == '0') --n;
+    if (n > 0 && buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
+  return std::string(buf, n);
+}
+
+void CmdIncrByFloat(ShardCommand& c) {
+  long double delta = 0;
+  if (!protocol::ParseLongDouble(c.args[2], &delta)) return c.reply.Error(errors::kNotFloat);
+  std::string_view key = c.args[1];
+  bool wrong = false;
+  Entry* e = FindString(c, key, &wrong);
+  if (wrong) return;
+  long double current = 0;
+  if (e && !protocol::ParseLongDouble(e->value(), &current)) return c.reply.Error(errors::kNotFloat);
+  long double result = current + delta;
+  if (std::isnan(result) || std::isinf(result)) return c.reply.Error(errors::kNanOrInfinity);
+  std::string text = FormatLongDouble(result);
+  StoreString(c, key, text, e ? e->deadline() : kNoDeadline);
+  c.reply.Bulk(text);
+}
+
+// ---- Multi-key ----
+
+awaitable<void> CmdMGet(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
+  std::vector<std::optional<std::string>> values(c.args.size());
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOn(
+      c.session.home, groups.shards,
+      [&](engine::Shard& shard) {
+        for (size_t pos : groups.positions[shard.id()]) {
+          Entry* e = shard.db(db).Find(c.args[pos], now);
+          if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
+        }
+      },
+      c.session.waker);
+  c.reply.ArrayHeader(c.args.size() - 1);
+  for (size_t i = 1; i < c.args.size(); ++i) values[i] ? c.reply.Bulk(*values[i]) : c.reply.Null();
+}
+
+awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
+  if (c.args.size() % 2 == 0) {
+    c.reply.Error(errors::WrongArity(only_if_none_exist ? "msetnx" : "mset"));
+    co_return;
+  }
+  ShardSet& shards = c.server.shards();
+  KeyGroups groups = GroupKeys(shards, c.args, 1, 2);
+  int db = c.session.db;
+  int64_t now = c.server.clock().NowMs();
+  if (only_if_none_exist) {
+    std::vector<char> any(shards.size(), 0);
+    co_await shards.RunOn(
+        c.session.home, groups.shards,
+        [&](engine::Shard& shard) {
+          for (size_t pos : groups.positions[shard.id()]) {
+            if (shard.db(db).Find(c.args[pos], now)) any[shard.id()] = 1;
+          }
+        },
+        c.session.waker);
+    for (char a : any) {
+      if (a) {
+        c.reply.Integer(0);
+        co_return;
+      }
+    }
+  }
+  co_await shards.RunOn(
+      c.session.home, groups.shards,
+      [&](engine::Shard& shard) {
+        for (size_t pos : groups.positions[shard.id()]) {
+          shard.db(db).Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
+        }
+      },
+      c.session.waker);
+  only_if_none_exist ? c.reply.Integer(1) : c.reply.Ok();
+}
+
+awaitable<void> CmdMSet(ConnCommand& c) { return MSetGeneric(c, false); }
+awaitable<void> CmdMSetNx(ConnCommand& c) { return MSetGeneric(c, true); }
+
+}  // namespace
+
+void RegisterStringCommands(CommandTable& table) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
+  table.Add({"get", 2, kR | kF, 1, 1, 1, CmdGet, "string", "Returns the string value of a key."});
+  table.Add({"set", -3, kW, 1, 1, 1, CmdSet, "string", "Sets the string value of a key, ignoring its type."});
+  table.Add({"setnx", 3, kW | kF, 1, 1, 1, CmdSetNx, "string", "Set the string value of a key only when the key doesn't exist."});
+  table.Add({"setex", 4, kW, 1, 1, 1, CmdSetEx, "string", "Sets the string value and expiration time of a key."});
+  table.Add({"psetex", 4, kW, 1, 1, 1, CmdPSetEx, "string", "Sets both string value and expiration time in milliseconds of a key."});
+  table.Add({"getset", 3, kW | kF, 1, 1, 1, CmdGetSet, "string", "Returns the previous string value of a key after setting it to a new value."});
+  table.Add({"getdel", 2, kW | kF, 1, 1, 1, CmdGetDel, "string", "Returns the string value of a key after deleting the key."});
+  table.Add({"getex", -2, kW | kF, 1, 1, 1, CmdGetEx, "string", "Returns the string value of a key after setting its expiration time."});
+  table.Add({"strlen", 2, kR | kF, 1, 1, 1, CmdStrlen, "string", "Returns the length of a string value."});
+  table.Add({"append", 3, kW, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
+  table.Add({"getrange", 4, kR, 1, 1, 1, CmdGetRange, "string", "Returns a substring of the string stored at a key."});
+  table.Add({"setrange", 4, kW, 1, 1, 1, CmdSetRange, "string", "Overwrites a part of a string value with another by an offset."});
+  table.Add({"incr", 2, kW | kF, 1, 1, 1, CmdIncr, "string", "Increments the integer value of a key by one."});
+  table.Add({"decr", 2, kW | kF, 1, 1, 1, CmdDecr, "string", "Decrements the integer value of a key by one."});
+  table.Add({"incrby", 3, kW | kF, 1, 1, 1, CmdIncrBy, "string", "Increments the integer value of a key by a number."});
+  table.Add({"decrby", 3, kW | kF, 1, 1, 1, CmdDecrBy, "string", "Decrements a number from the integer value of a key."});
+  table.Add({"incrbyfloat", 3, kW | kF, 1, 1, 1, CmdIncrByFloat, "string", "Increment the floating point value of a key by a number."});
+  table.Add({"mget", -2, kR | kF, 1, -1, 1, CmdMGet, "string", "Atomically returns the string values of one or more keys."});
+  table.Add({"mset", -3, kW, 1, -1, 2, CmdMSet, "string", "Atomically creates or modifies the string values of one or more keys."});
+  table.Add({"msetnx", -3, kW, 1, -1, 2, CmdMSetNx, "string", "Sets the string values of one or more keys only when none exist."});
+}
+
+}  // namespace lapse::server
