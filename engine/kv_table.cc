@@ -29,6 +29,7 @@ KvTable& KvTable::operator=(KvTable&& other) noexcept {
     tables_[0] = std::move(other.tables_[0]);
     tables_[1] = std::move(other.tables_[1]);
     rehash_index_ = other.rehash_index_;
+    drain_index_ = other.drain_index_;
     size_ = other.size_;
     other.tables_[0].clear();
     other.tables_[1].clear();
@@ -197,6 +198,28 @@ Entry* KvTable::RandomEntry(uint64_t random) const {
   return nullptr;
 }
 
+size_t KvTable::DrainSome(size_t max, const std::function<void(Entry*)>& fn) {
+  size_t removed = 0;
+  while (removed < max && size_ > 0) {
+    size_t n0 = tables_[0].size();
+    Buckets& table = drain_index_ < n0 ? tables_[0] : tables_[1];
+    size_t index = drain_index_ < n0 ? drain_index_ : drain_index_ - n0;
+    if (index >= table.size()) break;
+    Entry*& head = table[index];
+    if (head == nullptr) {
+      ++drain_index_;
+      continue;
+    }
+    Entry* e = head;
+    head = e->next();
+    fn(e);
+    Entry::Destroy(e);
+    --size_;
+    ++removed;
+  }
+  return removed;
+}
+
 void KvTable::Clear() {
   for (auto& table : tables_) {
     for (Entry* head : table) {
@@ -210,6 +233,7 @@ void KvTable::Clear() {
     table.shrink_to_fit();
   }
   rehash_index_ = 0;
+  drain_index_ = 0;
   size_ = 0;
 }
 

@@ -62,6 +62,9 @@ class KvTable {
 
   // Destroys every entry.
   void Clear();
+  // Removes and destroys up to `max` entries, handing each to `fn` first; tears a large
+  // table down in slices. The table must not be used otherwise until it is empty.
+  size_t DrainSome(size_t max, const std::function<void(Entry*)>& fn);
   // Moves up to `buckets` buckets of an ongoing rehash; returns true if rehashing remains.
   bool RehashStep(size_t buckets);
   // Table memory excluding entries.
@@ -76,6 +79,7 @@ class KvTable {
 
   Buckets tables_[2];
   size_t rehash_index_ = 0;  // buckets of tables_[0] below this are already moved
+  size_t drain_index_ = 0;   // DrainSome's position over tables_[0] then tables_[1]
   size_t size_ = 0;
 };
 

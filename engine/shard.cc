@@ -4,13 +4,14 @@
 
 namespace lapse::engine {
 
-Shard::Shard(uint32_t id, size_t databases, int64_t now_ms) : id_(id) {
+Shard::Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& catalog)
+    : id_(id), items_(id, catalog, now_ms) {
   dbs_.reserve(databases);
   for (size_t i = 0; i < databases; ++i) dbs_.emplace_back(now_ms);
 }
 
-bool Shard::ReclaimSlice(int64_t now_ms, size_t max_records) {
-  bool more = false;
+bool Shard::ReclaimSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item) {
+  bool more = items_.Reclaim(now_ms, max_records, admit_item);
   size_t n = dbs_.size();
   size_t per_db = std::max<size_t>(1, max_records / n);
   for (size_t i = 0; i < n; ++i) {

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/container.h"
 #include "engine/db.h"
+#include "engine/item_store.h"
 
 namespace lapse::engine {
 
@@ -24,19 +26,24 @@ struct ShardStats {
 
 class Shard {
  public:
-  Shard(uint32_t id, size_t databases, int64_t now_ms);
+  Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& catalog);
 
   uint32_t id() const { return id_; }
   size_t database_count() const { return dbs_.size(); }
   Db& db(size_t index) { return dbs_[index]; }
   const Db& db(size_t index) const { return dbs_[index]; }
 
+  // Items of every container whose (container, id) hash to this shard.
+  ItemStore& items() { return items_; }
+
   // SWAPDB: every shard swaps its part, so that the swap is whole once all shards did it.
   void SwapDbs(size_t a, size_t b) { std::swap(dbs_[a], dbs_[b]); }
 
-  // The reclaimer's single entry point: deletes due keys across this shard's databases,
-  // handling at most `max_records` wheel records. Returns true while more are due.
-  bool ReclaimSlice(int64_t now_ms, size_t max_records);
+  // The reclaimer's single entry point: deletes due keys across this shard's databases and
+  // expired items of its containers, handling at most `max_records` records of each.
+  // `admit_item` may refuse an item deletion (request-unit budget). Returns true while more
+  // is due.
+  bool ReclaimSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item);
 
   // Spends idle time on incremental rehashing.
   void RehashIdle(size_t buckets);
@@ -48,6 +55,7 @@ class Shard {
  private:
   uint32_t id_;
   std::vector<Db> dbs_;
+  ItemStore items_;
   size_t next_db_ = 0;  // round robin so that one busy database does not starve the others
   uint64_t backlog_hint_ = 0;
 };

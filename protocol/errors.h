@@ -50,6 +50,27 @@ inline constexpr std::string_view kDebugDisabled =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";
 
+// Containers and items.
+inline constexpr std::string_view kItemNotObject = "ERR the item must be a JSON object";
+inline constexpr std::string_view kItemIdMismatch = "ERR the item's \"id\" property must be a string equal to the id argument";
+inline constexpr std::string_view kItemTooLarge = "ERR the item is larger than the maximum of 2097152 bytes";
+inline constexpr std::string_view kInvalidItemId =
+    "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
+inline constexpr std::string_view kInvalidEtag = "ERR invalid etag";
+
+inline std::string InvalidTtl(std::string_view value) {
+  std::string msg = "ERR The input ttl '";
+  msg.append(value);
+  msg.append("' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire.");
+  return msg;
+}
+
+inline std::string InvalidJson(std::string_view detail) {
+  std::string msg = "ERR the item is not valid JSON: ";
+  msg.append(detail);
+  return msg;
+}
+
 inline std::string UnknownCommand(std::string_view name, const std::string_view* args, size_t nargs) {
   std::string msg = "ERR unknown command '";
   msg.append(name);

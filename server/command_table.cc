@@ -49,6 +49,7 @@ CommandTable BuildCommandTable() {
   RegisterServerCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
+  RegisterContainerCommands(table);
   return table;
 }
 

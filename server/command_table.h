@@ -68,6 +68,7 @@ enum CommandFlags : uint32_t {
   kAdmin = 1 << 3,
   kFast = 1 << 4,
   kConnection = 1 << 5,  // concerns the connection only
+  kItemKey = 1 << 6,     // args[1] is a container and args[2] an item id: route by both
 };
 
 struct CommandSpec {
@@ -106,6 +107,7 @@ void RegisterConnectionCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
+void RegisterContainerCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -36,6 +36,7 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
 
 uint32_t Dispatcher::ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const {
   // A keyed command called without its key (OBJECT HELP) runs on the caller's own shard.
+  if ((spec.flags & kItemKey) && args.size() > 2) return server_.shards().ShardForItem(args[1], args[2]);
   size_t pos = static_cast<size_t>(spec.first_key);
   return pos < args.size() ? server_.shards().ShardFor(args[pos]) : static_cast<uint32_t>(session_.home);
 }

@@ -369,19 +369,9 @@ awaitable<void> CmdKeys(ConnCommand& c) {
 awaitable<void> CmdScan(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   uint64_t cursor = 0;
-  {
-    std::string_view text = c.args[1];
-    bool ok = !text.empty() && text.size() <= 20;
-    for (char ch : text) ok &= ch >= '0' && ch <= '9';
-    if (ok) {
-      errno = 0;
-      cursor = std::strtoull(std::string(text).c_str(), nullptr, 10);
-      ok = errno == 0;
-    }
-    if (!ok) {
-      c.reply.Error("ERR invalid cursor");
-      co_return;
-    }
+  if (!ParseCursor(c.args[1], &cursor)) {
+    c.reply.Error("ERR invalid cursor");
+    co_return;
   }
   std::optional<std::string_view> pattern, type;
   int64_t count = 10;
@@ -496,6 +486,8 @@ awaitable<void> Flush(ConnCommand& c, bool all_dbs) {
   if (!ParseFlushMode(c, &async)) co_return;
   ShardSet& shards = c.server.shards();
   int db = c.session.db;
+  // Containers go too; their items become unreachable at once and are freed in the background.
+  if (all_dbs) c.server.containers().DropAll();
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
   std::mutex garbage_mu;
   co_await shards.RunOnAll(

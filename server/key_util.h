@@ -53,3 +53,20 @@ inline std::optional<int64_t> ToDeadline(int64_t amount, TimeUnit unit, bool abs
 }
 
 }  // namespace lapse::server
+
+namespace lapse::server {
+
+// Parses a SCAN-style cursor (an unsigned decimal that fits 64 bits).
+inline bool ParseCursor(std::string_view text, uint64_t* cursor) {
+  if (text.empty() || text.size() > 20) return false;
+  unsigned __int128 v = 0;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') return false;
+    v = v * 10 + static_cast<unsigned>(ch - '0');
+  }
+  if (v > UINT64_MAX) return false;
+  *cursor = static_cast<uint64_t>(v);
+  return true;
+}
+
+}  // namespace lapse::server

@@ -22,7 +22,7 @@ Server::Server(Config& config, engine::Clock& clock)
       settings_(config.Snapshot()),
       clock_(clock),
       commands_(BuildCommandTable()),
-      shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock)),
+      shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock, containers_)),
       counters_(shards_->size()),
       start_time_ms_(clock.NowMs()) {
   for (const auto& [from, to] : settings_.renamed_commands) {

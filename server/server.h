@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/container.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -52,6 +53,7 @@ class Server {
   engine::Clock& clock() const { return clock_; }
   const CommandTable& commands() const { return commands_; }
   ShardSet& shards() { return *shards_; }
+  engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
   ThreadCounters& counters(size_t thread) { return counters_[thread]; }
   size_t thread_count() const { return counters_.size(); }
@@ -70,6 +72,7 @@ class Server {
   Settings settings_;
   engine::Clock& clock_;
   CommandTable commands_;
+  engine::ContainerCatalog containers_;  // before shards_: the shards refer to it
   std::unique_ptr<ShardSet> shards_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;

@@ -16,11 +16,12 @@ constexpr size_t kRecordsPerCheck = 256;
 constexpr auto kIdleInterval = std::chrono::milliseconds(5);
 }  // namespace
 
-ShardSet::ShardSet(size_t threads, size_t databases, engine::Clock& clock) : clock_(clock) {
+ShardSet::ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog)
+    : clock_(clock) {
   if (threads == 0) threads = 1;
   for (size_t i = 0; i < threads; ++i) {
     contexts_.push_back(std::make_unique<asio::io_context>(1));
-    shards_.push_back(std::make_unique<engine::Shard>(static_cast<uint32_t>(i), databases, clock.NowMs()));
+    shards_.push_back(std::make_unique<engine::Shard>(static_cast<uint32_t>(i), databases, clock.NowMs(), catalog));
     all_ids_.push_back(static_cast<uint32_t>(i));
   }
 }
@@ -92,7 +93,7 @@ awaitable<void> ShardSet::ReclaimLoop(size_t index) {
     if (active_expire_.load(std::memory_order_relaxed)) {
       auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
       do {
-        more = shard.ReclaimSlice(clock_.NowMs(), kRecordsPerCheck);
+        more = shard.ReclaimSlice(clock_.NowMs(), kRecordsPerCheck, [](const engine::Item&) { return true; });
       } while (more && std::chrono::steady_clock::now() < slice_end);
     }
     if (!more) shard.RehashIdle(1);

@@ -28,7 +28,7 @@ namespace lapse::server {
 
 class ShardSet {
  public:
-  ShardSet(size_t threads, size_t databases, engine::Clock& clock);
+  ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog);
   ~ShardSet();
 
   size_t size() const { return shards_.size(); }
@@ -37,6 +37,10 @@ class ShardSet {
   engine::Shard& shard(size_t i) { return *shards_[i]; }
   uint32_t ShardFor(std::string_view key) const {
     return engine::ShardOf(engine::HashKey(key), static_cast<uint32_t>(shards_.size()));
+  }
+  // Items are spread by (container, id).
+  uint32_t ShardForItem(std::string_view container, std::string_view id) const {
+    return engine::ShardOf(engine::HashKey(id, engine::HashKey(container)), static_cast<uint32_t>(shards_.size()));
   }
   // The index of the calling thread's shard, or -1 on a foreign thread.
   static int CurrentThreadIndex();

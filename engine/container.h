@@ -1,0 +1,67 @@
+// File: engine/container.h
+//
+// Containers: named sets of JSON items whose expiry follows Cosmos DB's time-to-live rules
+// (DESIGN.md §1). A container's settings live once, in a ContainerInfo shared by every
+// shard; its items are spread over the shards by (container, id). Settings are atomics, so
+// the moment CSETTTL stores a new DefaultTimeToLive, every shard's next read uses it — there
+// is no per-shard copy to fall out of date. The catalog maps names to infos under a mutex;
+// shards cache the pointer, and a dropped container is recognised by its `dropped` flag.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lapse::engine {
+
+// DefaultTimeToLive values: kTtlOff (absent / switched off), -1 (items expire only by their
+// own ttl), or 1 … kMaxTtlSeconds.
+inline constexpr int64_t kTtlOff = INT64_MIN;
+inline constexpr int64_t kMaxTtlSeconds = 2147483647;
+// An item without a "ttl" property.
+inline constexpr int64_t kNoItemTtl = INT64_MIN;
+
+// Parses a ttl as Cosmos DB accepts it: "-1" or an integer 1 … 2147483647, written plainly
+// (no sign but '-', no leading zeros, no spaces, no fraction or exponent).
+bool ParseTtlSeconds(std::string_view text, int64_t* seconds);
+
+struct ContainerInfo {
+  ContainerInfo(std::string container_name, uint64_t container_id) : name(std::move(container_name)), id(container_id) {}
+  const std::string name;
+  const uint64_t id;  // unique for the life of the process, even across drop and re-create
+  std::atomic<int64_t> default_ttl{kTtlOff};
+  std::atomic<bool> dropped{false};
+};
+
+// The effective ttl in seconds of an item under a container setting, or nullopt if it never
+// expires: OFF suspends all expiry; an item's own ttl wins over the default; -1 pins.
+inline std::optional<int64_t> EffectiveTtl(int64_t default_ttl, int64_t item_ttl) {
+  if (default_ttl == kTtlOff) return std::nullopt;
+  int64_t ttl = item_ttl != kNoItemTtl ? item_ttl : default_ttl;
+  if (ttl == -1) return std::nullopt;
+  return ttl;
+}
+
+class ContainerCatalog {
+ public:
+  std::shared_ptr<ContainerInfo> Find(std::string_view name) const;
+  // Creates the container (TTL off) if it does not exist.
+  std::shared_ptr<ContainerInfo> FindOrCreate(std::string_view name);
+  // Marks the container dropped and forgets it; false if there was none.
+  bool Drop(std::string_view name);
+  void DropAll();
+  std::vector<std::string> Names() const;  // sorted
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<ContainerInfo>, std::less<>> by_name_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace lapse::engine

@@ -1,0 +1,180 @@
+#include "engine/item_json.h"
+
+#include <vector>
+
+#include "engine/container.h"
+
+namespace lapse::engine {
+
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return i;
+}
+
+// Index one past the string literal starting at s[i] == '"'.
+size_t SkipString(std::string_view s, size_t i) {
+  ++i;
+  while (i < s.size() && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+  return i + 1;
+}
+
+// Index one past the JSON value starting at s[i]; the document is already known valid.
+size_t SkipValue(std::string_view s, size_t i) {
+  if (s[i] == '"') return SkipString(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    while (i < s.size()) {
+      char c = s[i];
+      if (c == '"') {
+        i = SkipString(s, i);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return i;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !IsSpace(s[i])) ++i;
+  return i;
+}
+
+struct RawMember {
+  std::string_view text;   // "key": value
+  std::string_view value;  // value only
+};
+
+// Cuts a valid top-level object into its members' raw text, in document order.
+void SplitMembers(std::string_view json, std::vector<RawMember>* members) {
+  members->clear();
+  size_t i = SkipSpace(json, 0) + 1;  // past '{'
+  while (true) {
+    i = SkipSpace(json, i);
+    if (i >= json.size() || json[i] == '}') return;
+    size_t start = i;
+    i = SkipString(json, i);
+    i = SkipSpace(json, i) + 1;  // past ':'
+    i = SkipSpace(json, i);
+    size_t value_start = i;
+    i = SkipValue(json, i);
+    members->push_back({json.substr(start, i - start), json.substr(value_start, i - value_start)});
+    i = SkipSpace(json, i);
+    if (i < json.size() && json[i] == ',') ++i;
+  }
+}
+
+bool ValidTtlElement(const simdjson::dom::element& v, int64_t* ttl) {
+  if (v.type() != simdjson::dom::element_type::INT64 && v.type() != simdjson::dom::element_type::UINT64) return false;
+  int64_t n = 0;
+  if (v.type() == simdjson::dom::element_type::UINT64) {
+    uint64_t u = v.get_uint64().value_unsafe();
+    if (u > static_cast<uint64_t>(kMaxTtlSeconds)) return false;
+    n = static_cast<int64_t>(u);
+  } else {
+    n = v.get_int64().value_unsafe();
+  }
+  if (n != -1 && (n < 1 || n > kMaxTtlSeconds)) return false;
+  *ttl = n;
+  return true;
+}
+
+}  // namespace
+
+bool ValidItemId(std::string_view id) {
+  if (id.empty() || id.size() > 255) return false;
+  for (char c : id) {
+    if (c == '/' || c == '\\' || c == '?' || c == '#') return false;
+  }
+  return simdjson::validate_utf8(id.data(), id.size());
+}
+
+ItemJsonError ItemJsonParser::Parse(std::string_view id, std::string_view json, ParsedItem* out, std::string* detail) {
+  if (!ValidItemId(id)) return ItemJsonError::kInvalidId;
+  if (json.size() > kMaxItemBytes) return ItemJsonError::kTooLarge;
+  simdjson::dom::element doc;
+  auto error = parser_.parse(json.data(), json.size(), true).get(doc);
+  if (error) {
+    *detail = simdjson::error_message(error);
+    return ItemJsonError::kInvalidJson;
+  }
+  if (doc.type() != simdjson::dom::element_type::OBJECT) return ItemJsonError::kNotObject;
+  simdjson::dom::object object = doc.get_object().value_unsafe();
+
+  static thread_local std::vector<RawMember> raw;
+  SplitMembers(json, &raw);
+  out->members.clear();
+  out->ttl = kNoItemTtl;
+  size_t index = 0;
+  bool seen_id = false, seen_ttl = false;
+  for (auto field : object) {
+    const RawMember& member = raw[index++];
+    std::string_view key = field.key;
+    if (key == "id") {
+      std::string_view value;
+      if (seen_id || field.value.get_string().get(value) || value != id) return ItemJsonError::kIdMismatch;
+      seen_id = true;
+      continue;
+    }
+    if (key == "_ts" || key == "_etag") continue;
+    if (key == "ttl") {
+      if (seen_ttl || !ValidTtlElement(field.value, &out->ttl)) {
+        *detail = std::string(member.value);
+        return ItemJsonError::kInvalidTtl;
+      }
+      seen_ttl = true;
+    }
+    if (!out->members.empty()) out->members.push_back(',');
+    out->members.append(member.text);
+  }
+  return ItemJsonError::kNone;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 15]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+std::string EtagText(uint64_t etag) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, etag >>= 4) s[i] = kHex[etag & 15];
+  return s;
+}
+
+void RenderItem(std::string_view id, std::string_view members, int64_t ts_seconds, uint64_t etag, std::string* out) {
+  out->clear();
+  out->reserve(members.size() + id.size() + 64);
+  out->append("{\"id\":");
+  AppendJsonString(id, out);
+  if (!members.empty()) {
+    out->push_back(',');
+    out->append(members);
+  }
+  out->append(",\"_ts\":");
+  out->append(std::to_string(ts_seconds));
+  out->append(",\"_etag\":\"");
+  out->append(EtagText(etag));
+  out->append("\"}");
+}
+
+}  // namespace lapse::engine

@@ -1,0 +1,291 @@
+#include "engine/item_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/hash.h"
+
+namespace lapse::engine {
+
+namespace {
+
+Item* ItemOf(const Entry* e) {
+  Item* item;
+  std::memcpy(&item, e->value().data(), sizeof item);
+  return item;
+}
+
+std::string_view PointerBytes(const Item* const& item) {
+  return {reinterpret_cast<const char*>(&item), sizeof item};
+}
+
+// Wheel records handled per AdvanceWheel call from Reclaim; the wheel only moves pointers.
+constexpr size_t kWheelRecordsPerCall = 4096;
+
+}  // namespace
+
+void ItemList::PushBack(Item* item, Item::List kind) {
+  item->list = kind;
+  item->prev = tail_;
+  item->next = nullptr;
+  if (tail_) tail_->next = item;
+  else head_ = item;
+  tail_ = item;
+  ++size_;
+}
+
+void ItemList::Remove(Item* item) {
+  if (item->prev) item->prev->next = item->next;
+  else head_ = item->next;
+  if (item->next) item->next->prev = item->prev;
+  else tail_ = item->prev;
+  item->prev = item->next = nullptr;
+  item->list = Item::List::kNone;
+  --size_;
+}
+
+ItemStore::ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_ms)
+    : shard_id_(shard_id), catalog_(catalog), wheel_(now_ms), next_etag_((static_cast<uint64_t>(shard_id) + 1) << 48) {}
+
+ItemStore::~ItemStore() {
+  for (auto& [name, part] : parts_) dropped_.push_back(std::move(part));
+  parts_.clear();
+  FreeDropped(SIZE_MAX);
+}
+
+ContainerPart* ItemStore::Attach(std::shared_ptr<ContainerInfo> info) {
+  auto& slot = parts_[info->name];
+  if (slot) dropped_.push_back(std::move(slot));
+  slot = std::make_unique<ContainerPart>(std::move(info));
+  return slot.get();
+}
+
+ContainerPart* ItemStore::Find(std::string_view container) {
+  auto it = parts_.find(std::string(container));
+  if (it != parts_.end() && !it->second->info->dropped.load(std::memory_order_acquire)) return it->second.get();
+  // Not cached here yet, or the cached part belongs to a dropped incarnation.
+  auto info = catalog_.Find(container);
+  if (!info) return nullptr;
+  return Attach(std::move(info));
+}
+
+ContainerPart* ItemStore::FindOrCreate(std::string_view container) {
+  if (ContainerPart* part = Find(container)) return part;
+  return Attach(catalog_.FindOrCreate(container));
+}
+
+Item* ItemStore::Lookup(ContainerPart& part, std::string_view id, uint64_t* hash) {
+  *hash = HashKey(id);
+  Entry* e = part.index.Find(id, *hash);
+  return e ? ItemOf(e) : nullptr;
+}
+
+void ItemStore::File(Item* item) {
+  if (item->ttl == kNoItemTtl) {
+    item->part->inherit.PushBack(item, Item::List::kInherit);
+  } else if (item->ttl > 0) {
+    item->serial = next_serial_++;
+    filed_.emplace(item->serial, item);
+    wheel_.Schedule(item->serial, item->last_write_ms + item->ttl * 1000);
+  }
+}
+
+void ItemStore::Unfile(Item* item) {
+  if (item->list == Item::List::kInherit) item->part->inherit.Remove(item);
+  else if (item->list == Item::List::kFired) item->part->fired.Remove(item);
+  if (item->serial != 0) {
+    filed_.erase(item->serial);  // the wheel's record goes stale and is dropped when it comes up
+    item->serial = 0;
+  }
+}
+
+void ItemStore::Destroy(ContainerPart& part, Item* item) {
+  Unfile(item);
+  Entry** link = part.index.FindLink(item->id, HashKey(item->id));
+  Entry::Destroy(part.index.UnlinkAt(link));
+  delete item;
+  --items_stored_;
+}
+
+PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
+                          const std::optional<uint64_t>& if_match, int64_t now_ms) {
+  uint64_t hash;
+  Item* item = Lookup(part, id, &hash);
+  if (item && item->Expired(part.default_ttl(), now_ms)) {
+    ++part.counters.reclaimed_lazy;
+    Destroy(part, item);
+    item = nullptr;
+  }
+  PutOutcome outcome;
+  if (condition == PutCondition::kIfAbsent && item) return outcome;
+  if (condition == PutCondition::kIfPresent && !item) return outcome;
+  if (if_match && (!item || item->etag != *if_match)) return outcome;
+  if (item) {
+    Unfile(item);
+    outcome.replaced = true;
+  } else {
+    item = new Item();
+    item->id = std::string(id);
+    item->part = &part;
+    part.index.Insert(Entry::Create(id, PointerBytes(item), ValueType::kString, kNoDeadline), hash);
+    ++items_stored_;
+  }
+  item->members = std::move(body.members);
+  item->ttl = body.ttl;
+  item->last_write_ms = now_ms;
+  item->etag = next_etag_++;
+  File(item);
+  outcome.written = true;
+  outcome.etag = item->etag;
+  return outcome;
+}
+
+const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now_ms) {
+  uint64_t hash;
+  Item* item = Lookup(part, id, &hash);
+  if (!item) return nullptr;
+  if (item->Expired(part.default_ttl(), now_ms)) {
+    ++part.counters.reclaimed_lazy;
+    Destroy(part, item);
+    return nullptr;
+  }
+  return item;
+}
+
+bool ItemStore::Delete(ContainerPart& part, std::string_view id, int64_t now_ms) {
+  const Item* item = Get(part, id, now_ms);
+  if (!item) return false;
+  Destroy(part, const_cast<Item*>(item));
+  return true;
+}
+
+void ItemStore::AdvanceWheel(int64_t now_ms, size_t max_records) {
+  auto deadline_of = [this](uint64_t serial, int64_t, int64_t) -> std::optional<int64_t> {
+    auto it = filed_.find(serial);
+    if (it == filed_.end()) return std::nullopt;
+    const Item* item = it->second;
+    return item->last_write_ms + item->ttl * 1000;
+  };
+  auto on_due = [this](uint64_t serial) {
+    auto it = filed_.find(serial);
+    if (it == filed_.end()) return;
+    Item* item = it->second;
+    filed_.erase(it);
+    item->serial = 0;
+    item->part->fired.PushBack(item, Item::List::kFired);
+  };
+  wheel_.Advance(now_ms, max_records, deadline_of, on_due);
+}
+
+Item* ItemStore::OldestExpired(ContainerPart& part, int64_t now_ms, int64_t* deadline) {
+  int64_t dttl = part.default_ttl();
+  if (dttl == kTtlOff) return nullptr;
+  Item* best = nullptr;
+  if (Item* f = part.fired.front()) {
+    best = f;
+    *deadline = f->last_write_ms + f->ttl * 1000;
+  }
+  if (dttl > 0) {
+    Item* h = part.inherit.front();
+    if (h && h->last_write_ms + dttl * 1000 <= now_ms) {
+      int64_t d = h->last_write_ms + dttl * 1000;
+      if (!best || d < *deadline) {
+        best = h;
+        *deadline = d;
+      }
+    }
+  }
+  return best;
+}
+
+ContainerFigures ItemStore::Figures(ContainerPart& part, int64_t now_ms) {
+  AdvanceWheel(now_ms, SIZE_MAX);
+  ContainerFigures f;
+  f.stored = part.index.size();
+  int64_t dttl = part.default_ttl();
+  if (dttl != kTtlOff) {
+    f.expired_unreclaimed = part.fired.size();
+    if (part.fired.front()) f.oldest_expired_deadline_ms = part.fired.front()->last_write_ms + part.fired.front()->ttl * 1000;
+    if (dttl > 0) {
+      // The expired inheriting items are a prefix of the last-write list.
+      for (Item* it = part.inherit.front(); it && it->last_write_ms + dttl * 1000 <= now_ms; it = it->next) {
+        int64_t d = it->last_write_ms + dttl * 1000;
+        if (f.expired_unreclaimed == part.fired.size() && (f.oldest_expired_deadline_ms == 0 || d < f.oldest_expired_deadline_ms))
+          f.oldest_expired_deadline_ms = d;
+        ++f.expired_unreclaimed;
+      }
+    }
+  }
+  f.live = f.stored - f.expired_unreclaimed;
+  f.reclaimed_background = part.counters.reclaimed_background;
+  f.reclaimed_lazy = part.counters.reclaimed_lazy;
+  return f;
+}
+
+uint64_t ItemStore::Scan(ContainerPart& part, uint64_t cursor, int64_t now_ms, size_t buckets,
+                         const std::function<void(const Item&)>& fn) {
+  int64_t dttl = part.default_ttl();
+  size_t visited = 0;
+  do {
+    cursor = part.index.Scan(cursor, [&](const Entry* e) {
+      const Item* item = ItemOf(e);
+      if (!item->Expired(dttl, now_ms)) fn(*item);
+    });
+  } while (cursor != 0 && ++visited < buckets);
+  return cursor;
+}
+
+size_t ItemStore::FreeDropped(size_t max_items) {
+  size_t freed = 0;
+  while (!dropped_.empty() && freed < max_items) {
+    ContainerPart& part = *dropped_.back();
+    // The part is unreachable: only the wheel's serials still point into it.
+    freed += part.index.DrainSome(max_items - freed, [this](Entry* e) {
+      Item* item = ItemOf(e);
+      if (item->serial != 0) filed_.erase(item->serial);
+      delete item;
+      --items_stored_;
+    });
+    if (part.index.size() == 0) dropped_.pop_back();
+  }
+  return freed;
+}
+
+bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bool(const Item&)>& admit) {
+  AdvanceWheel(now_ms, kWheelRecordsPerCall);
+  // Parts of dropped containers are unreachable already; free their memory in slices.
+  for (auto it = parts_.begin(); it != parts_.end();) {
+    if (it->second->info->dropped.load(std::memory_order_acquire)) {
+      dropped_.push_back(std::move(it->second));
+      it = parts_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  size_t done = FreeDropped(max_items);
+  if (!dropped_.empty()) return true;
+  // Oldest deadline first across this shard's containers.
+  while (done < max_items) {
+    ContainerPart* best_part = nullptr;
+    Item* best = nullptr;
+    int64_t best_deadline = 0;
+    for (auto& [name, part] : parts_) {
+      int64_t d = 0;
+      if (Item* item = OldestExpired(*part, now_ms, &d); item && (!best || d < best_deadline)) {
+        best = item;
+        best_deadline = d;
+        best_part = part.get();
+      }
+    }
+    if (!best) return wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
+    if (!admit(*best)) return true;
+    uint64_t lag = static_cast<uint64_t>(std::max<int64_t>(0, now_ms - best_deadline));
+    best_part->counters.reclaim_lag_max_ms = std::max(best_part->counters.reclaim_lag_max_ms, lag);
+    ++best_part->counters.reclaimed_background;
+    Destroy(*best_part, best);
+    ++done;
+  }
+  return true;
+}
+
+}  // namespace lapse::engine

@@ -1,0 +1,173 @@
+// File: engine/item_store.h
+//
+// One shard's part of every container: the items whose (container, id) hash to this shard,
+// and the structures that find expired ones without scanning.
+//
+// Three kinds of item, three places:
+//  - no own "ttl": they expire `default_ttl` seconds after their last write, so they sit in
+//    one list per container in last-write order (a write moves the item to the tail). The
+//    expired ones are always a prefix of that list, whatever the container's current
+//    setting, so changing DefaultTimeToLive costs O(1): nothing is re-filed.
+//  - own ttl > 0: the deadline is fixed at write time, so it is filed in this shard's timing
+//    wheel. When it comes due the wheel moves the item to its container's `fired` list
+//    (deadline order). Whether a fired item is expired still depends on the container: OFF
+//    suspends all expiry, so fired items simply wait there until the container is on again.
+//  - ttl -1: never expires; in no list.
+// Reads do not depend on any of this: they evaluate the rule against the container's current
+// setting inline. The lists only let the reclaimer and the counters find expired items in
+// time proportional to their number.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/container.h"
+#include "engine/item_json.h"
+#include "engine/kv_table.h"
+#include "engine/timing_wheel.h"
+
+namespace lapse::engine {
+
+struct ContainerPart;
+
+struct Item {
+  enum class List : uint8_t { kNone, kInherit, kFired };
+  std::string id;
+  std::string members;  // raw JSON members as stored (see item_json.h)
+  int64_t last_write_ms = 0;
+  int64_t ttl = kNoItemTtl;
+  uint64_t etag = 0;
+  uint64_t serial = 0;  // nonzero while filed in the wheel
+  ContainerPart* part = nullptr;
+  Item* prev = nullptr;
+  Item* next = nullptr;
+  List list = List::kNone;
+
+  size_t Bytes() const { return id.size() + members.size() + 48; }
+  // The deadline under the container's current default, or nullopt if it never expires.
+  std::optional<int64_t> Deadline(int64_t default_ttl) const {
+    auto ttl_s = EffectiveTtl(default_ttl, ttl);
+    if (!ttl_s) return std::nullopt;
+    return last_write_ms + *ttl_s * 1000;
+  }
+  bool Expired(int64_t default_ttl, int64_t now_ms) const {
+    auto d = Deadline(default_ttl);
+    return d && now_ms >= *d;
+  }
+};
+
+// Intrusive doubly linked list of items; O(1) append and unlink.
+class ItemList {
+ public:
+  void PushBack(Item* item, Item::List kind);
+  void Remove(Item* item);
+  Item* front() const { return head_; }
+  size_t size() const { return size_; }
+
+ private:
+  Item* head_ = nullptr;
+  Item* tail_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct ContainerCounters {
+  uint64_t reclaimed_background = 0;
+  uint64_t reclaimed_lazy = 0;
+  uint64_t reclaim_lag_max_ms = 0;
+};
+
+struct ContainerPart {
+  explicit ContainerPart(std::shared_ptr<ContainerInfo> i) : info(std::move(i)) {}
+  std::shared_ptr<ContainerInfo> info;
+  KvTable index;  // id -> Entry whose value is the Item pointer
+  ItemList inherit;
+  ItemList fired;
+  ContainerCounters counters;
+  int64_t default_ttl() const { return info->default_ttl.load(std::memory_order_acquire); }
+};
+
+// What CINFO and ICOUNT report for one shard's part.
+struct ContainerFigures {
+  uint64_t live = 0;
+  uint64_t stored = 0;
+  uint64_t expired_unreclaimed = 0;
+  int64_t oldest_expired_deadline_ms = 0;  // 0 when nothing is expired
+  uint64_t reclaimed_background = 0;
+  uint64_t reclaimed_lazy = 0;
+};
+
+enum class PutCondition { kAlways, kIfAbsent, kIfPresent };
+
+struct PutOutcome {
+  bool written = false;
+  bool replaced = false;  // overwrote a live item
+  uint64_t etag = 0;
+};
+
+class ItemStore {
+ public:
+  ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_ms);
+  ~ItemStore();
+
+  ContainerCatalog& catalog() { return catalog_; }
+  ItemJsonParser& json() { return json_; }
+
+  // This shard's part of a live container, or nullptr if the container does not exist.
+  ContainerPart* Find(std::string_view container);
+  // As Find, creating the container (TTL off) when it does not exist.
+  ContainerPart* FindOrCreate(std::string_view container);
+
+  // Writes a validated item under the condition (NX / XX / IFMATCH); an expired item counts
+  // as absent. Reclaims such an expired item on the spot.
+  PutOutcome Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
+                 const std::optional<uint64_t>& if_match, int64_t now_ms);
+  // The live item, or nullptr; an expired item met here is reclaimed (lazily).
+  const Item* Get(ContainerPart& part, std::string_view id, int64_t now_ms);
+  // Deletes a live item; false if there was none.
+  bool Delete(ContainerPart& part, std::string_view id, int64_t now_ms);
+
+  ContainerFigures Figures(ContainerPart& part, int64_t now_ms);
+  // One ISCAN step over this shard's part (Redis-style reverse-binary cursor); returns the
+  // next cursor, 0 when done. fn receives live items only.
+  uint64_t Scan(ContainerPart& part, uint64_t cursor, int64_t now_ms, size_t buckets,
+                const std::function<void(const Item&)>& fn);
+
+  // Background reclamation: deletes expired items oldest deadline first and frees dropped
+  // containers, at most `max_items` per call. `admit(item)` is asked before each deletion
+  // and may refuse (request-unit budget); refusing stops the call. Returns true while more
+  // work is due now.
+  bool Reclaim(int64_t now_ms, size_t max_items, const std::function<bool(const Item&)>& admit);
+
+  size_t items_stored() const { return items_stored_; }
+
+ private:
+  Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
+  void Destroy(ContainerPart& part, Item* item);
+  void File(Item* item);
+  void Unfile(Item* item);
+  // Moves own-ttl items whose deadline passed into their container's fired list.
+  void AdvanceWheel(int64_t now_ms, size_t max_records);
+  // The oldest expired item of a part, or nullptr.
+  Item* OldestExpired(ContainerPart& part, int64_t now_ms, int64_t* deadline);
+  size_t FreeDropped(size_t max_items);
+  ContainerPart* Attach(std::shared_ptr<ContainerInfo> info);
+
+  uint32_t shard_id_;
+  ContainerCatalog& catalog_;
+  ItemJsonParser json_;
+  std::unordered_map<std::string, std::unique_ptr<ContainerPart>> parts_;
+  std::vector<std::unique_ptr<ContainerPart>> dropped_;
+  TimingWheel wheel_;
+  std::unordered_map<uint64_t, Item*> filed_;  // wheel serial -> item
+  uint64_t next_serial_ = 1;
+  uint64_t next_etag_;
+  size_t items_stored_ = 0;
+};
+
+}  // namespace lapse::engine

@@ -1,0 +1,329 @@
+// Container family: Cosmos DB-style containers (CSETTTL, CGETTTL, CLIST, CDROP, CINFO) and
+// their JSON items (IPUT, IGET, IDEL, ITTL, IPTTL, ICOUNT, ISCAN).
+//
+// Container settings live in the shared catalog (atomics), so setting them needs no shard.
+// Item commands run on the shard that owns (container, id); counts, scans and CINFO fan out.
+// Every check that can fail runs before anything is written, so a rejected request changes
+// nothing — not even the creation of the container.
+#include <algorithm>
+
+#include "engine/container.h"
+#include "engine/glob.h"
+#include "engine/item_store.h"
+#include "engine/shard.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/fanout.h"
+#include "server/key_util.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using engine::ContainerFigures;
+using engine::ContainerPart;
+using engine::Item;
+using engine::ItemJsonError;
+using engine::kTtlOff;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+// ---- Container settings ----
+
+void CmdCSetTtl(ConnCommand& c) {
+  std::string_view value = c.args[2];
+  int64_t ttl = kTtlOff;
+  if (!EqualsIgnoreCase(value, "OFF") && !EqualsIgnoreCase(value, "NULL") && !engine::ParseTtlSeconds(value, &ttl)) {
+    return c.reply.Error(errors::InvalidTtl(value));
+  }
+  auto info = c.server.containers().FindOrCreate(c.args[1]);
+  // Release/acquire with the shards' loads: once this returns, no read uses the old value.
+  info->default_ttl.store(ttl, std::memory_order_seq_cst);
+  c.reply.Ok();
+}
+
+void CmdCGetTtl(ConnCommand& c) {
+  auto info = c.server.containers().Find(c.args[1]);
+  int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
+  ttl == kTtlOff ? c.reply.Null() : c.reply.Integer(ttl);
+}
+
+void CmdCList(ConnCommand& c) {
+  auto names = c.server.containers().Names();
+  c.reply.ArrayHeader(names.size());
+  for (const auto& n : names) c.reply.Bulk(n);
+}
+
+void CmdCDrop(ConnCommand& c) { c.reply.Integer(c.server.containers().Drop(c.args[1]) ? 1 : 0); }
+
+// Sums every shard's figures for one container; false if the container does not exist.
+awaitable<bool> GatherFigures(ConnCommand& c, std::string_view container, ContainerFigures* total, uint64_t* lag_max) {
+  if (!c.server.containers().Find(container)) co_return false;
+  ShardSet& shards = c.server.shards();
+  std::vector<ContainerFigures> figures(shards.size());
+  std::vector<uint64_t> lags(shards.size(), 0);
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOnAll(
+      c.session.home,
+      [&](engine::Shard& shard) {
+        if (ContainerPart* part = shard.items().Find(container)) {
+          figures[shard.id()] = shard.items().Figures(*part, now);
+          lags[shard.id()] = part->counters.reclaim_lag_max_ms;
+        }
+      },
+      c.session.waker);
+  *total = ContainerFigures{};
+  *lag_max = 0;
+  for (size_t i = 0; i < figures.size(); ++i) {
+    const ContainerFigures& f = figures[i];
+    total->live += f.live;
+    total->stored += f.stored;
+    total->expired_unreclaimed += f.expired_unreclaimed;
+    total->reclaimed_background += f.reclaimed_background;
+    total->reclaimed_lazy += f.reclaimed_lazy;
+    if (f.oldest_expired_deadline_ms != 0 &&
+        (total->oldest_expired_deadline_ms == 0 || f.oldest_expired_deadline_ms < total->oldest_expired_deadline_ms))
+      total->oldest_expired_deadline_ms = f.oldest_expired_deadline_ms;
+    *lag_max = std::max(*lag_max, lags[i]);
+  }
+  co_return true;
+}
+
+awaitable<void> CmdCInfo(ConnCommand& c) {
+  ContainerFigures f;
+  uint64_t lag_max = 0;
+  std::string_view name = c.args[1];
+  if (!co_await GatherFigures(c, name, &f, &lag_max)) {
+    c.reply.Null();
+    co_return;
+  }
+  auto info = c.server.containers().Find(name);
+  int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
+  int64_t now = c.server.clock().NowMs();
+  c.reply.MapHeader(9);
+  c.reply.Bulk("default_ttl");
+  ttl == kTtlOff ? c.reply.Null() : c.reply.Integer(ttl);
+  c.reply.Bulk("live_items");
+  c.reply.Integer(static_cast<int64_t>(f.live));
+  c.reply.Bulk("stored_items");
+  c.reply.Integer(static_cast<int64_t>(f.stored));
+  c.reply.Bulk("expired_unreclaimed");
+  c.reply.Integer(static_cast<int64_t>(f.expired_unreclaimed));
+  c.reply.Bulk("reclaimed_total");
+  c.reply.Integer(static_cast<int64_t>(f.reclaimed_background + f.reclaimed_lazy));
+  c.reply.Bulk("reclaimed_background_total");
+  c.reply.Integer(static_cast<int64_t>(f.reclaimed_background));
+  c.reply.Bulk("reclaimed_lazy_total");
+  c.reply.Integer(static_cast<int64_t>(f.reclaimed_lazy));
+  c.reply.Bulk("oldest_unreclaimed_ms");
+  c.reply.Integer(f.oldest_expired_deadline_ms == 0 ? 0 : std::max<int64_t>(0, now - f.oldest_expired_deadline_ms));
+  c.reply.Bulk("reclaim_lag_max_ms");
+  c.reply.Integer(static_cast<int64_t>(lag_max));
+}
+
+// ---- Items ----
+
+void CmdIPut(ShardCommand& c) {
+  std::string_view container = c.args[1], id = c.args[2], json = c.args[3];
+  engine::PutCondition condition = engine::PutCondition::kAlways;
+  std::optional<uint64_t> if_match;
+  for (size_t i = 4; i < c.args.size(); ++i) {
+    std::string_view a = c.args[i];
+    if (EqualsIgnoreCase(a, "NX") && condition == engine::PutCondition::kAlways) {
+      condition = engine::PutCondition::kIfAbsent;
+    } else if (EqualsIgnoreCase(a, "XX") && condition == engine::PutCondition::kAlways) {
+      condition = engine::PutCondition::kIfPresent;
+    } else if (EqualsIgnoreCase(a, "IFMATCH") && i + 1 < c.args.size() && !if_match) {
+      std::string_view etag = c.args[++i];
+      uint64_t value = 0;
+      bool ok = etag.size() == 16;
+      for (char ch : etag) {
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        ok &= d >= 0;
+        value = value * 16 + static_cast<uint64_t>(std::max(d, 0));
+      }
+      // An etag that cannot be one of ours matches nothing, as in Cosmos DB's precondition.
+      if_match = ok ? value : 0;
+    } else {
+      return c.reply.Error(errors::kSyntax);
+    }
+  }
+  engine::ItemStore& items = c.shard.items();
+  engine::ParsedItem body;
+  std::string detail;
+  switch (items.json().Parse(id, json, &body, &detail)) {
+    case ItemJsonError::kNone:
+      break;
+    case ItemJsonError::kInvalidId:
+      return c.reply.Error(errors::kInvalidItemId);
+    case ItemJsonError::kTooLarge:
+      return c.reply.Error(errors::kItemTooLarge);
+    case ItemJsonError::kInvalidJson:
+      return c.reply.Error(errors::InvalidJson(detail));
+    case ItemJsonError::kNotObject:
+      return c.reply.Error(errors::kItemNotObject);
+    case ItemJsonError::kIdMismatch:
+      return c.reply.Error(errors::kItemIdMismatch);
+    case ItemJsonError::kInvalidTtl:
+      return c.reply.Error(errors::InvalidTtl(detail));
+  }
+  ContainerPart* part = items.Find(container);
+  if (!part) {
+    // Nothing can be written under XX or IFMATCH into a container that does not exist.
+    if (condition == engine::PutCondition::kIfPresent || if_match) return c.reply.Null();
+    part = items.FindOrCreate(container);
+  }
+  engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
+  if (!outcome.written) return c.reply.Null();
+  c.reply.Bulk(engine::EtagText(outcome.etag));
+}
+
+void CmdIGet(ShardCommand& c) {
+  engine::ItemStore& items = c.shard.items();
+  ContainerPart* part = items.Find(c.args[1]);
+  const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
+  if (!item) return c.reply.Null();
+  static thread_local std::string doc;
+  engine::RenderItem(item->id, item->members, item->last_write_ms / 1000, item->etag, &doc);
+  c.reply.Bulk(doc);
+}
+
+void ItemTtl(ShardCommand& c, bool milliseconds) {
+  engine::ItemStore& items = c.shard.items();
+  ContainerPart* part = items.Find(c.args[1]);
+  const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
+  if (!item) return c.reply.Integer(-2);
+  auto deadline = item->Deadline(part->default_ttl());
+  if (!deadline) return c.reply.Integer(-1);
+  int64_t left = *deadline - c.now_ms;
+  c.reply.Integer(milliseconds ? left : (left + 500) / 1000);
+}
+
+void CmdITtl(ShardCommand& c) { ItemTtl(c, false); }
+void CmdIPTtl(ShardCommand& c) { ItemTtl(c, true); }
+
+awaitable<void> CmdIDel(ConnCommand& c) {
+  ShardSet& shards = c.server.shards();
+  std::string_view container = c.args[1];
+  std::vector<uint32_t> involved;
+  std::vector<std::vector<size_t>> positions(shards.size());
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    uint32_t s = shards.ShardForItem(container, c.args[i]);
+    if (positions[s].empty()) involved.push_back(s);
+    positions[s].push_back(i);
+  }
+  std::vector<int64_t> deleted(shards.size(), 0);
+  int64_t now = c.server.clock().NowMs();
+  co_await shards.RunOn(
+      c.session.home, involved,
+      [&](engine::Shard& shard) {
+        ContainerPart* part = shard.items().Find(container);
+        if (!part) return;
+        for (size_t pos : positions[shard.id()]) deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
+      },
+      c.session.waker);
+  int64_t total = 0;
+  for (int64_t n : deleted) total += n;
+  c.reply.Integer(total);
+}
+
+awaitable<void> CmdICount(ConnCommand& c) {
+  ContainerFigures f;
+  uint64_t lag = 0;
+  co_await GatherFigures(c, c.args[1], &f, &lag);
+  c.reply.Integer(static_cast<int64_t>(f.live));
+}
+
+// ISCAN cursors carry the shard in their low bits, as SCAN's do.
+awaitable<void> CmdIScan(ConnCommand& c) {
+  uint64_t cursor = 0;
+  if (!ParseCursor(c.args[2], &cursor)) {
+    c.reply.Error("ERR invalid cursor");
+    co_return;
+  }
+  int64_t count = 10;
+  std::optional<std::string_view> pattern;
+  for (size_t i = 3; i < c.args.size(); i += 2) {
+    if (i + 1 >= c.args.size()) {
+      c.reply.Error(errors::kSyntax);
+      co_return;
+    }
+    if (EqualsIgnoreCase(c.args[i], "COUNT")) {
+      if (!protocol::ParseInt64(c.args[i + 1], &count)) {
+        c.reply.Error(errors::kNotInteger);
+        co_return;
+      }
+      if (count < 1) {
+        c.reply.Error(errors::kSyntax);
+        co_return;
+      }
+    } else if (EqualsIgnoreCase(c.args[i], "MATCH")) {
+      pattern = c.args[i + 1];
+    } else {
+      c.reply.Error(errors::kSyntax);
+      co_return;
+    }
+  }
+  ShardSet& shards = c.server.shards();
+  uint32_t shard_bits = 0;
+  while ((1u << shard_bits) < shards.size()) ++shard_bits;
+  uint32_t shard_index = static_cast<uint32_t>(cursor & ((1ull << shard_bits) - 1));
+  uint64_t table_cursor = cursor >> shard_bits;
+  std::vector<std::string> docs;
+  std::string_view container = c.args[1];
+  int64_t now = c.server.clock().NowMs();
+  // Fill up to COUNT items, moving on to the next shard when one is exhausted.
+  while (shard_index < shards.size() && static_cast<int64_t>(docs.size()) < count) {
+    uint32_t ids[] = {shard_index};
+    co_await shards.RunOn(
+        c.session.home, ids,
+        [&](engine::Shard& shard) {
+          ContainerPart* part = shard.items().Find(container);
+          if (!part) {
+            table_cursor = 0;
+            return;
+          }
+          int64_t rounds = 0;
+          do {
+            table_cursor = shard.items().Scan(*part, table_cursor, now, 1, [&](const Item& item) {
+              if (pattern && !engine::GlobMatch(*pattern, item.id)) return;
+              docs.emplace_back();
+              engine::RenderItem(item.id, item.members, item.last_write_ms / 1000, item.etag, &docs.back());
+            });
+          } while (table_cursor != 0 && ++rounds < count * 10 && static_cast<int64_t>(docs.size()) < count);
+        },
+        c.session.waker);
+    if (table_cursor != 0) break;
+    ++shard_index;
+  }
+  uint64_t next = 0;
+  if (shard_index < shards.size()) next = (table_cursor << shard_bits) | shard_index;
+  c.reply.ArrayHeader(2);
+  c.reply.Bulk(std::to_string(next));
+  c.reply.ArrayHeader(docs.size());
+  for (const auto& d : docs) c.reply.Bulk(d);
+}
+
+}  // namespace
+
+void RegisterContainerCommands(CommandTable& table) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kI = kItemKey;
+  table.Add({"csetttl", 3, kW | kF, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
+  table.Add({"cgetttl", 2, kR | kF, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
+  table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the containers, sorted."});
+  table.Add({"cdrop", 2, kW, 0, 0, 0, CmdCDrop, "container", "Drops a container and all its items."});
+  table.Add({"cinfo", 2, kR, 0, 0, 0, CmdCInfo, "container", "Returns a container's settings, item counts and reclamation state."});
+  table.Add({"iput", -4, kW | kI, 1, 1, 1, CmdIPut, "container", "Writes a JSON item: IPUT container id json [NX|XX] [IFMATCH etag]."});
+  table.Add({"iget", 3, kR | kF | kI, 1, 1, 1, CmdIGet, "container", "Returns a live item as JSON with id, _ts and _etag."});
+  table.Add({"idel", -3, kW, 0, 0, 0, CmdIDel, "container", "Deletes items; returns how many live items were deleted."});
+  table.Add({"ittl", 3, kR | kF | kI, 1, 1, 1, CmdITtl, "container", "Seconds until an item expires; -1 never, -2 absent or expired."});
+  table.Add({"ipttl", 3, kR | kF | kI, 1, 1, 1, CmdIPTtl, "container", "Milliseconds until an item expires; -1 never, -2 absent or expired."});
+  table.Add({"icount", 2, kR, 0, 0, 0, CmdICount, "container", "Counts a container's live items."});
+  table.Add({"iscan", -3, kR, 0, 0, 0, CmdIScan, "container", "Iterates a container's live items: ISCAN container cursor [COUNT n] [MATCH pattern]."});
+}
+
+}  // namespace lapse::server
