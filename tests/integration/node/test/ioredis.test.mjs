@@ -1,0 +1,292 @@
+// ioredis against the real lapse-server binary on a free loopback port, with node's
+// built-in test runner. The binary is $LAPSE_SERVER (relative paths are taken from the
+// repository root) or <repo>/build/lapse-server.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Redis from 'ioredis';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+function serverBinary() {
+  const value = process.env.LAPSE_SERVER || 'build/lapse-server';
+  return path.isAbsolute(value) ? value : path.join(repoRoot, value);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// Sends raw bytes on a fresh socket and resolves with everything received until `done(buf)`.
+function rawExchange(port, bytes, done, timeoutMs = 5000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let buf = Buffer.alloc(0);
+    const timer = setTimeout(() => { sock.destroy(); reject(new Error(`timeout; got ${buf}`)); }, timeoutMs);
+    sock.on('connect', () => sock.write(bytes));
+    sock.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      if (done(buf)) { clearTimeout(timer); sock.destroy(); resolve(buf); }
+    });
+    sock.on('error', (err) => { clearTimeout(timer); reject(err); });
+    sock.on('close', () => { clearTimeout(timer); resolve(buf); });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function startServer(extraArgs = []) {
+  const binary = serverBinary();
+  assert.ok(existsSync(binary), `server binary not found: ${binary} (set LAPSE_SERVER)`);
+  const port = await freePort();
+  const child = spawn(binary, ['--port', String(port), '--loglevel', 'warning', '--enable-debug-command', 'yes',
+    ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited during start-up (${child.exitCode}):\n${log}`);
+    try {
+      const reply = await rawExchange(port, 'PING\r\n', (b) => b.includes('\r\n'), 1000);
+      if (/^(\+PONG|-NOAUTH)/.test(reply.toString())) break; // NOAUTH: up, but wants a password
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`server did not answer PING:\n${log}`); }
+    await sleep(20);
+  }
+  return { port, child, exited, log: () => log };
+}
+
+// SHUTDOWN, then wait for the process; it must exit with code 0.
+async function stopServer(srv) {
+  if (srv.child.exitCode === null) {
+    await rawExchange(srv.port, '*1\r\n$8\r\nSHUTDOWN\r\n', () => false, 10000).catch(() => {});
+  }
+  let timer;
+  const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(null), 20000); });
+  const result = await Promise.race([srv.exited, timeout]);
+  clearTimeout(timer);
+  if (result === null) {
+    srv.child.kill('SIGKILL');
+    assert.fail(`server did not exit after SHUTDOWN:\n${srv.log()}`);
+  }
+  assert.deepEqual(result, { code: 0, signal: null }, `server exit:\n${srv.log()}`);
+}
+
+describe('ioredis against lapse-server', () => {
+  let srv;
+  let redis;
+
+  before(async () => {
+    srv = await startServer(['--threads', '4']);
+    redis = new Redis({ port: srv.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    await redis.connect();
+  });
+
+  after(async () => {
+    if (redis) redis.disconnect();
+    if (srv) await stopServer(srv);
+  });
+
+  test('PING, ECHO', async () => {
+    assert.equal(await redis.ping(), 'PONG');
+    assert.equal(await redis.ping('hello'), 'hello');
+    assert.equal(await redis.echo('a b\r\nc'), 'a b\r\nc');
+  });
+
+  test('SET / GET, options and binary values', async () => {
+    assert.equal(await redis.set('greeting', 'hello'), 'OK');
+    assert.equal(await redis.get('greeting'), 'hello');
+    assert.equal(await redis.get('missing'), null);
+    assert.equal(await redis.set('greeting', 'x', 'NX'), null);
+    assert.equal(await redis.set('greeting', 'world', 'XX', 'GET'), 'hello');
+    assert.equal(await redis.set('ttl', 'v', 'EX', 100), 'OK');
+    assert.equal(await redis.ttl('ttl'), 100);
+    const bin = Buffer.from([0, 1, 2, 13, 10, 255, 0]);
+    assert.equal(await redis.set(Buffer.from('bin\0key'), bin), 'OK');
+    assert.deepEqual(await redis.getBuffer(Buffer.from('bin\0key')), bin);
+    assert.equal(await redis.incr('counter'), 1);
+    assert.equal(await redis.incrbyfloat('counter', '1.5'), '2.5');
+    await assert.rejects(redis.set('k', 'v', 'NX', 'XX'), /ERR syntax error/);
+    await assert.rejects(redis.incr('greeting'), /ERR value is not an integer or out of range/);
+  });
+
+  test('pipeline of 10,000 commands answers in order', async () => {
+    const pipeline = redis.pipeline();
+    const expected = [];
+    const counters = new Map();
+    for (let i = 0; i < 10000; i++) {
+      const key = `p:${i % 997}`;
+      switch (i % 4) {
+        case 0:
+          pipeline.set(`s:${i}`, `v${i}`);
+          expected.push('OK');
+          break;
+        case 1:
+          pipeline.get(`s:${i - 1}`);
+          expected.push(`v${i - 1}`);
+          break;
+        default: {
+          pipeline.incr(key);
+          const n = (counters.get(key) || 0) + 1;
+          counters.set(key, n);
+          expected.push(n);
+        }
+      }
+    }
+    const results = await pipeline.exec();
+    assert.equal(results.length, 10000);
+    results.forEach(([err, value], i) => {
+      assert.equal(err, null, `command ${i}`);
+      assert.equal(value, expected[i], `command ${i}`);
+    });
+  });
+
+  test('auto-pipelined concurrent commands', async () => {
+    const client = new Redis({ port: srv.port, enableAutoPipelining: true });
+    const replies = await Promise.all(Array.from({ length: 2000 }, (_, i) => client.set(`ap:${i}`, i)
+      .then(() => client.get(`ap:${i}`))));
+    replies.forEach((v, i) => assert.equal(v, String(i)));
+    client.disconnect();
+  });
+
+  test('multi-key MGET / MSET / DEL / EXISTS across shards', async () => {
+    const keys = Array.from({ length: 200 }, (_, i) => `mk:${i}`);
+    const flat = keys.flatMap((k, i) => [k, `val${i}`]);
+    assert.equal(await redis.mset(...flat), 'OK');
+    const values = await redis.mget(...keys, 'mk:missing');
+    assert.deepEqual(values, [...keys.map((_, i) => `val${i}`), null]);
+    assert.equal(await redis.exists(...keys, keys[0]), 201);
+    assert.equal(await redis.msetnx('mk:0', 'x', 'mk:new', 'y'), 0);
+    assert.equal(await redis.del(...keys.slice(0, 100)), 100);
+    assert.equal(await redis.exists(...keys), 100);
+  });
+
+  test('SCAN stream returns every key once', async () => {
+    await redis.flushdb();
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 500; i++) pipeline.set(`scan:${i}`, i);
+    await pipeline.exec();
+    const seen = new Set();
+    const stream = redis.scanStream({ match: 'scan:*', count: 50 });
+    for await (const batch of stream) batch.forEach((k) => seen.add(k));
+    assert.equal(seen.size, 500);
+    assert.equal(await redis.dbsize(), 500);
+  });
+
+  test('expiry via DEBUG ADVANCE', async () => {
+    await redis.flushdb();
+    await redis.set('short', 'v', 'PX', 1500);
+    await redis.set('long', 'v', 'EX', 100);
+    await redis.set('forever', 'v');
+    assert.equal(await redis.call('DEBUG', 'ADVANCE', '1000'), 'OK');
+    assert.deepEqual(await redis.mget('short', 'long', 'forever'), ['v', 'v', 'v']);
+    const pttl = await redis.pttl('short');
+    assert.ok(pttl > 0 && pttl <= 500, `pttl ${pttl}`);
+    await redis.call('DEBUG', 'ADVANCE', '501'); // Redis: visible at the deadline ms, gone after it
+    assert.deepEqual(await redis.mget('short', 'long', 'forever'), [null, 'v', 'v']);
+    assert.equal(await redis.exists('short'), 0);
+    assert.equal(await redis.ttl('short'), -2);
+    assert.equal(await redis.type('short'), 'none');
+    assert.deepEqual((await redis.keys('*')).sort(), ['forever', 'long']);
+    assert.equal(await redis.dbsize(), 2);
+    await redis.call('DEBUG', 'ADVANCE', '100000');
+    assert.deepEqual(await redis.keys('*'), ['forever']);
+    assert.equal(await redis.randomkey(), 'forever');
+  });
+
+  test('HELLO: RESP2 through ioredis, RESP3 as raw bytes', async () => {
+    const hello = await redis.call('HELLO', '2');
+    assert.ok(Array.isArray(hello));
+    const fields = Object.fromEntries(Array.from({ length: hello.length / 2 }, (_, i) => [hello[2 * i], hello[2 * i + 1]]));
+    assert.equal(fields.server, 'redis');
+    assert.equal(fields.proto, 2);
+    assert.equal(fields.mode, 'standalone');
+    // ioredis 5 has no RESP3 parser, so RESP3 is checked on a raw socket
+    const raw = await rawExchange(srv.port, '*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n',
+      (b) => b.toString('latin1').endsWith('*0\r\n_\r\n'));
+    const text = raw.toString('latin1');
+    assert.ok(text.startsWith('%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n'), text);
+    assert.ok(text.includes('$5\r\nproto\r\n:3\r\n'), text);
+    assert.ok(text.endsWith('$7\r\nmodules\r\n*0\r\n_\r\n'), text);
+  });
+
+  test('INFO', async () => {
+    await redis.flushall();
+    await redis.set('a', '1', 'EX', 1000);
+    await redis.set('b', '2');
+    const info = await redis.info();
+    const fields = Object.fromEntries(info.split('\r\n').filter((l) => l.includes(':')).map((l) => {
+      const at = l.indexOf(':');
+      return [l.slice(0, at), l.slice(at + 1)];
+    }));
+    assert.match(fields.redis_version, /^7\./);
+    assert.ok(Number(fields.connected_clients) >= 1);
+    assert.ok(Number(fields.used_memory) > 0);
+    assert.match(fields.db0, /^keys=2,expires=1,avg_ttl=\d+$/);
+    const keyspace = await redis.info('keyspace');
+    assert.ok(keyspace.startsWith('# Keyspace\r\n'));
+  });
+
+  test('connection options: db, connectionName, and CLIENT commands', async () => {
+    const client = new Redis({ port: srv.port, db: 5, connectionName: 'node-test' });
+    await client.set('in5', 'x');
+    assert.equal(await client.client('GETNAME'), 'node-test');
+    assert.equal(await redis.get('in5'), null);
+    await redis.select(5);
+    assert.equal(await redis.get('in5'), 'x');
+    await redis.select(0);
+    const list = await redis.client('LIST');
+    assert.match(list, /name=node-test .*db=5 /);
+    client.disconnect();
+  });
+
+  test('errors for unknown commands and wrong arity', async () => {
+    await assert.rejects(redis.call('nosuchcommand', 'a', 'b'),
+      (err) => err.message === "ERR unknown command 'nosuchcommand', with args beginning with: 'a' 'b' ");
+    await assert.rejects(redis.call('get'), (err) => err.message === "ERR wrong number of arguments for 'get' command");
+  });
+
+  test('QUIT', async () => {
+    const client = new Redis({ port: srv.port });
+    assert.equal(await client.ping(), 'PONG');
+    assert.equal(await client.quit(), 'OK');
+  });
+});
+
+describe('ioredis with requirepass', () => {
+  let srv;
+  before(async () => { srv = await startServer(['--requirepass', 'node-secret', '--threads', '2']); });
+  after(async () => {
+    // SHUTDOWN needs AUTH here
+    await rawExchange(srv.port, '*2\r\n$4\r\nAUTH\r\n$11\r\nnode-secret\r\n*1\r\n$8\r\nSHUTDOWN\r\n', () => false, 10000)
+      .catch(() => {});
+    await stopServer(srv);
+  });
+
+  test('AUTH on connect, NOAUTH without it', async () => {
+    const good = new Redis({ port: srv.port, password: 'node-secret' });
+    assert.equal(await good.set('k', 'v'), 'OK');
+    assert.equal(await good.get('k'), 'v');
+    good.disconnect();
+    const anon = new Redis({ port: srv.port, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    anon.on('error', () => {});
+    await assert.rejects(anon.get('k'), /NOAUTH Authentication required\./);
+    anon.disconnect();
+    const raw = await rawExchange(srv.port, '*2\r\n$4\r\nAUTH\r\n$5\r\nwrong\r\n', (b) => b.includes('\r\n'));
+    assert.equal(raw.toString(), '-WRONGPASS invalid username-password pair or user is disabled.\r\n');
+  });
+});
