@@ -32,11 +32,23 @@ bool MatchClass(std::string_view pattern, size_t* p, char c, bool nocase) {
     }
     ++i;
   }
-  *p = i;  // at ']' or end (an unterminated class ends the pattern, as in Redis)
+  // At ']', or at the end for an unterminated class, which then ends the pattern as in Redis.
+  // In that case stop on the last character rather than one past it: the caller steps over
+  // the class with ++p, and landing beyond the end made "[abc" never match anything ("a"
+  // included) because the final check wants p == pattern.size(). Redis does the same
+  // (pattern--, then the loop's pattern++).
+  if (i >= pattern.size()) i = pattern.size() - 1;
+  *p = i;
   return negate ? !matched : matched;
 }
 
-bool Match(std::string_view pattern, std::string_view text, bool nocase, int depth) {
+// `skip_longer` is Redis's skipLongerMatches: set once a `*` has tried every remaining suffix
+// of the text and failed. The pattern between two stars consumes a fixed number of
+// characters, so when an inner `*` fails for every suffix from position s, an outer `*`
+// that lets it start later (at s' > s) can only fail too: every enclosing `*` gives up at
+// once. Without it, "a*a*a*...*b" against "aaaa...a" tried every way to split the text
+// among the stars, exponential in the star count (the header's "linear-ish" claim was false).
+bool Match(std::string_view pattern, std::string_view text, bool nocase, int depth, bool* skip_longer) {
   if (depth > 1000) return false;
   size_t p = 0, t = 0;
   while (p < pattern.size() && t < text.size()) {
@@ -45,8 +57,10 @@ bool Match(std::string_view pattern, std::string_view text, bool nocase, int dep
       while (p + 1 < pattern.size() && pattern[p + 1] == '*') ++p;
       if (p + 1 == pattern.size()) return true;
       for (size_t k = t; k < text.size(); ++k) {
-        if (Match(pattern.substr(p + 1), text.substr(k), nocase, depth + 1)) return true;
+        if (Match(pattern.substr(p + 1), text.substr(k), nocase, depth + 1, skip_longer)) return true;
+        if (*skip_longer) return false;
       }
+      *skip_longer = true;
       return false;
     }
     if (pc == '?') {
@@ -70,7 +84,8 @@ bool Match(std::string_view pattern, std::string_view text, bool nocase, int dep
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
-  return Match(pattern, text, nocase, 0);
+  bool skip_longer = false;
+  return Match(pattern, text, nocase, 0, &skip_longer);
 }
 
 }  // namespace lapse::engine

@@ -34,6 +34,10 @@ KvTable& KvTable::operator=(KvTable&& other) noexcept {
     other.tables_[0].clear();
     other.tables_[1].clear();
     other.rehash_index_ = 0;
+    // Reset like the rest of `other`: a stale drain position past the end of the fresh
+    // buckets a reused moved-from table allocates made DrainSome stop at once with entries
+    // left (returning 0 while size() > 0, so a drain-until-empty loop never finished).
+    other.drain_index_ = 0;
     other.size_ = 0;
   }
   return *this;
