@@ -28,7 +28,7 @@ std::shared_ptr<ContainerInfo> ContainerCatalog::FindOrCreate(std::string_view n
   std::lock_guard lock(mu_);
   auto it = by_name_.find(name);
   if (it != by_name_.end()) return it->second;
-  auto info = std::make_shared<ContainerInfo>(std::string(name), next_id_++);
+  auto info = std::make_shared<ContainerInfo>(std::string(name), next_id_++, &stats_);
   by_name_.emplace(std::string(name), info);
   return info;
 }

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/request_units.h"
+
 namespace lapse::engine {
 
 // DefaultTimeToLive values: kTtlOff (absent / switched off), -1 (items expire only by their
@@ -31,12 +33,31 @@ inline constexpr int64_t kNoItemTtl = INT64_MIN;
 // (no sign but '-', no leading zeros, no spaces, no fraction or exponent).
 bool ParseTtlSeconds(std::string_view text, int64_t* seconds);
 
+// Server-wide reclamation figures for items, kept by the catalog so that they survive the
+// containers they were counted in.
+struct ItemReclaimStats {
+  std::atomic<uint64_t> reclaimed_background{0};
+  std::atomic<uint64_t> reclaimed_lazy{0};
+  std::atomic<uint64_t> throttled{0};
+  LagHistogram lag;
+};
+
 struct ContainerInfo {
-  ContainerInfo(std::string container_name, uint64_t container_id) : name(std::move(container_name)), id(container_id) {}
+  ContainerInfo(std::string container_name, uint64_t container_id, ItemReclaimStats* stats)
+      : name(std::move(container_name)), id(container_id), server_stats(stats) {}
   const std::string name;
   const uint64_t id;  // unique for the life of the process, even across drop and re-create
+  ItemReclaimStats* const server_stats;  // the catalog's, which outlives every container
   std::atomic<int64_t> default_ttl{kTtlOff};
   std::atomic<bool> dropped{false};
+  // Its own RU budget (CSETRU); limit 0 means the container shares the server-wide budget.
+  RuMeter meter;
+  // Reclamation figures over all shards.
+  std::atomic<uint64_t> reclaimed_background{0};
+  std::atomic<uint64_t> reclaimed_lazy{0};
+  std::atomic<int64_t> ru_user_total_milli{0};
+  std::atomic<int64_t> ru_reclaim_total_milli{0};
+  LagHistogram lag;
 };
 
 // The effective ttl in seconds of an item under a container setting, or nullopt if it never
@@ -57,11 +78,13 @@ class ContainerCatalog {
   bool Drop(std::string_view name);
   void DropAll();
   std::vector<std::string> Names() const;  // sorted
+  ItemReclaimStats& stats() { return stats_; }
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<ContainerInfo>, std::less<>> by_name_;
   uint64_t next_id_ = 1;
+  ItemReclaimStats stats_;
 };
 
 }  // namespace lapse::engine

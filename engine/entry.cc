@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -11,10 +12,11 @@ Entry* Entry::Create(std::string_view key, std::string_view value, ValueType typ
                      bool reserve_deadline, size_t value_capacity) {
   bool slot = reserve_deadline || deadline_ms != kNoDeadline;
   size_t capacity = value_capacity > value.size() ? value_capacity : value.size();
-  size_t bytes = sizeof(Entry) + (slot ? sizeof(int64_t) : 0) + key.size() + capacity;
-  void* mem = std::malloc(bytes);
+  size_t bytes = kHeaderBytes + (slot ? sizeof(int64_t) : 0) + key.size() + capacity;
+  // Never below sizeof(Entry): the tail padding the payload reuses must be allocated too.
+  void* mem = std::malloc(std::max(bytes, sizeof(Entry)));
   if (mem == nullptr) throw std::bad_alloc();
-  Entry* e = new (mem) Entry();
+  Entry* e = new (mem) Entry;
   e->next_ = nullptr;
   e->key_len_ = static_cast<uint32_t>(key.size());
   e->value_len_ = static_cast<uint32_t>(value.size());
@@ -32,7 +34,7 @@ void Entry::Destroy(Entry* e) { std::free(e); }
 size_t Entry::AllocatedBytes() const { return malloc_usable_size(const_cast<Entry*>(this)); }
 
 size_t Entry::value_capacity() const {
-  size_t fixed = sizeof(Entry) + DeadlineBytes() + key_len_;
+  size_t fixed = kHeaderBytes + DeadlineBytes() + key_len_;
   size_t usable = AllocatedBytes();
   size_t cap = usable > fixed ? usable - fixed : 0;
   return cap > UINT32_MAX ? UINT32_MAX : cap;

@@ -5,7 +5,7 @@
 //   | next (8) | key_len (4) | value_len (4) | type (1) | flags (1) | touched (2) |
 //   | deadline (8, only if kDeadlineSlot) | key bytes | value bytes |
 //
-// The 20-byte packed header is the whole per-key overhead besides the bucket pointer:
+// The 20-byte header is the whole per-key overhead besides the bucket pointer:
 // no separate key object, value object or expiry dictionary as in Redis. A key with a TTL
 // carries its deadline here (8 bytes) and one 8-byte record in the timing wheel, which is
 // the entire cost of having a TTL. Entries are only ever referenced from their bucket chain
@@ -35,9 +35,7 @@ class Entry {
 
   Entry* next() const { return next_; }
   void set_next(Entry* n) { next_ = n; }
-  // The chain link stored in this entry; the header is packed but `next_` sits at offset 0
-  // of a malloc'd block, so it is always pointer-aligned.
-  Entry** next_link() { return reinterpret_cast<Entry**>(this); }
+  Entry** next_link() { return &next_; }
 
   std::string_view key() const { return {KeyPtr(), key_len_}; }
   std::string_view value() const { return {ValuePtr(), value_len_}; }
@@ -73,8 +71,10 @@ class Entry {
   static constexpr uint8_t kDeadlineSlot = 1;
 
   Entry() = default;
-  char* Payload() { return reinterpret_cast<char*>(this) + sizeof(Entry); }
-  const char* Payload() const { return reinterpret_cast<const char*>(this) + sizeof(Entry); }
+  // The payload starts right after touched_, inside what would be the struct's tail padding.
+  static constexpr size_t kHeaderBytes = 20;
+  char* Payload() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
+  const char* Payload() const { return reinterpret_cast<const char*>(this) + kHeaderBytes; }
   size_t DeadlineBytes() const { return has_deadline_slot() ? sizeof(int64_t) : 0; }
   char* KeyPtr() { return Payload() + DeadlineBytes(); }
   const char* KeyPtr() const { return Payload() + DeadlineBytes(); }
@@ -87,8 +87,8 @@ class Entry {
   uint8_t type_;
   uint8_t flags_;
   uint16_t touched_;
-} __attribute__((packed));
+};
 
-static_assert(sizeof(Entry) == 20, "entry header must stay packed");
+static_assert(sizeof(Entry) == 24, "entry header is 20 bytes plus tail padding the payload reuses");
 
 }  // namespace lapse::engine

@@ -112,7 +112,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   uint64_t hash;
   Item* item = Lookup(part, id, &hash);
   if (item && item->Expired(part.default_ttl(), now_ms)) {
-    ++part.counters.reclaimed_lazy;
+    CountLazy(part);
     Destroy(part, item);
     item = nullptr;
   }
@@ -140,12 +140,18 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   return outcome;
 }
 
+void ItemStore::CountLazy(ContainerPart& part) {
+  ++part.counters.reclaimed_lazy;
+  part.info->reclaimed_lazy.fetch_add(1, std::memory_order_relaxed);
+  catalog_.stats().reclaimed_lazy.fetch_add(1, std::memory_order_relaxed);
+}
+
 const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now_ms) {
   uint64_t hash;
   Item* item = Lookup(part, id, &hash);
   if (!item) return nullptr;
   if (item->Expired(part.default_ttl(), now_ms)) {
-    ++part.counters.reclaimed_lazy;
+    CountLazy(part);
     Destroy(part, item);
     return nullptr;
   }
@@ -239,10 +245,14 @@ size_t ItemStore::FreeDropped(size_t max_items) {
   size_t freed = 0;
   while (!dropped_.empty() && freed < max_items) {
     ContainerPart& part = *dropped_.back();
-    // The part is unreachable: only the wheel's serials still point into it.
+    // The part is unreachable: only the wheel's serials still point into it. Unfile each item
+    // rather than only forgetting its serial: the part's lists outlive this slice, and the
+    // wheel may still move one of its remaining items into `fired` (PushBack writes through the
+    // tail), so a freed item left linked there was a use after free that corrupted other
+    // items' links (found by tests/engine/container_model_test.cc).
     freed += part.index.DrainSome(max_items - freed, [this](Entry* e) {
       Item* item = ItemOf(e);
-      if (item->serial != 0) filed_.erase(item->serial);
+      Unfile(item);
       delete item;
       --items_stored_;
     });
@@ -252,6 +262,7 @@ size_t ItemStore::FreeDropped(size_t max_items) {
 }
 
 bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bool(const Item&)>& admit) {
+  blocked_ = false;
   AdvanceWheel(now_ms, kWheelRecordsPerCall);
   // Parts of dropped containers are unreachable already; free their memory in slices.
   for (auto it = parts_.begin(); it != parts_.end();) {
@@ -264,7 +275,12 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
   }
   size_t done = FreeDropped(max_items);
   if (!dropped_.empty()) return true;
-  // Oldest deadline first across this shard's containers.
+  // Oldest deadline first across this shard's containers. In an expiry storm the wheel moves
+  // only kWheelRecordsPerCall records per call, so own-ttl items past their deadline may not
+  // be in a fired list yet; every deadline before the wheel's current() is. Until the wheel
+  // catches up, take only items older than that, or an inheriting item would overtake older
+  // own-ttl ones (found by tests/engine/item_store_test.cc, ManyItemsReclaimedInDeadlineOrder).
+  const bool wheel_behind = wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
   while (done < max_items) {
     ContainerPart* best_part = nullptr;
     Item* best = nullptr;
@@ -278,14 +294,36 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
       }
     }
     if (!best) return wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
-    if (!admit(*best)) return true;
+    if (wheel_behind && best_deadline >= wheel_.current()) return true;  // next call advances it
+    if (!admit(*best)) {
+      // Out of budget for now: report caught up so that the caller sleeps instead of spinning.
+      blocked_ = true;
+      return false;
+    }
     uint64_t lag = static_cast<uint64_t>(std::max<int64_t>(0, now_ms - best_deadline));
     best_part->counters.reclaim_lag_max_ms = std::max(best_part->counters.reclaim_lag_max_ms, lag);
     ++best_part->counters.reclaimed_background;
+    best_part->info->reclaimed_background.fetch_add(1, std::memory_order_relaxed);
+    best_part->info->lag.Record(lag);
+    catalog_.stats().reclaimed_background.fetch_add(1, std::memory_order_relaxed);
+    catalog_.stats().lag.Record(lag);
     Destroy(*best_part, best);
     ++done;
   }
   return true;
+}
+
+}  // namespace lapse::engine
+
+namespace lapse::engine {
+
+uint64_t ItemStore::Backlog(int64_t now_ms) {
+  uint64_t backlog = 0;
+  for (auto& [name, part] : parts_) {
+    if (part->info->dropped.load(std::memory_order_acquire)) continue;
+    backlog += Figures(*part, now_ms).expired_unreclaimed;
+  }
+  return backlog;
 }
 
 }  // namespace lapse::engine

@@ -141,14 +141,19 @@ class ItemStore {
   // Background reclamation: deletes expired items oldest deadline first and frees dropped
   // containers, at most `max_items` per call. `admit(item)` is asked before each deletion
   // and may refuse (request-unit budget); refusing stops the call. Returns true while more
-  // work is due now.
+  // work is due now and admitted.
   bool Reclaim(int64_t now_ms, size_t max_items, const std::function<bool(const Item&)>& admit);
+  // Expired items still stored, over all containers of this shard (INFO reclaim_backlog).
+  uint64_t Backlog(int64_t now_ms);
 
   size_t items_stored() const { return items_stored_; }
+  // Whether the last Reclaim stopped because admit() refused.
+  bool reclaim_blocked() const { return blocked_; }
 
  private:
   Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
   void Destroy(ContainerPart& part, Item* item);
+  void CountLazy(ContainerPart& part);
   void File(Item* item);
   void Unfile(Item* item);
   // Moves own-ttl items whose deadline passed into their container's fired list.
@@ -168,6 +173,7 @@ class ItemStore {
   uint64_t next_serial_ = 1;
   uint64_t next_etag_;
   size_t items_stored_ = 0;
+  bool blocked_ = false;
 };
 
 }  // namespace lapse::engine

@@ -21,11 +21,13 @@
 #include <variant>
 #include <vector>
 
+#include "engine/request_units.h"
 #include "server/asio.h"
 
 namespace lapse::engine {
 class Shard;
 class Db;
+struct ContainerInfo;
 }  // namespace lapse::engine
 
 namespace lapse::protocol {
@@ -39,6 +41,16 @@ class Server;
 
 using Args = std::span<const std::string_view>;
 
+// What a request costs, filled in by its handler; the dispatcher settles it (a rejected
+// request costs engine::kRejectedRu, a throttled one nothing) and charges the budget of
+// `container` if it has its own, else the server's.
+struct RequestCharge {
+  double ru = 0;
+  engine::ContainerInfo* container = nullptr;
+  bool throttled = false;
+  void Add(engine::RuOp op, size_t bytes, size_t visited = 0) { ru += engine::RuCharge(op, bytes, visited); }
+};
+
 // What a ShardHandler sees. It runs on the shard's thread and must not touch the connection.
 struct ShardCommand {
   engine::Shard& shard;
@@ -47,6 +59,7 @@ struct ShardCommand {
   protocol::ReplyWriter& reply;
   int64_t now_ms;
   const Server& server;
+  RequestCharge charge{};
 };
 
 // What ConnHandlers and FanoutHandlers see; they run on the connection's thread.
@@ -55,6 +68,7 @@ struct ConnCommand {
   Server& server;
   Args args;
   protocol::ReplyWriter& reply;
+  RequestCharge charge{};
 };
 
 using ShardHandler = void (*)(ShardCommand&);
@@ -69,6 +83,7 @@ enum CommandFlags : uint32_t {
   kFast = 1 << 4,
   kConnection = 1 << 5,  // concerns the connection only
   kItemKey = 1 << 6,     // args[1] is a container and args[2] an item id: route by both
+  kNoCharge = 1 << 7,    // leaves the connection's last charge alone (LASTCHARGE itself)
 };
 
 struct CommandSpec {

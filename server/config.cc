@@ -148,6 +148,15 @@ const std::vector<Option>& Options() {
              },
              [](const Settings& s) { return s.maxmemory_policy; }},
       IntOption("hz", true, &Settings::hz, 1, 500),
+      IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
+      Option{"billing", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = Lower(v);
+               if (l != "provisioned" && l != "serverless") return "argument(s) must be one of the following: provisioned, serverless";
+               s.billing = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.billing; }},
       FixedOption("save", ""),
       FixedOption("appendonly", "no"),
   };
@@ -294,6 +303,8 @@ std::string Config::Usage() {
          "  --protected-mode yes|no    refuse non-loopback clients when no password is set\n"
          "  --proto-max-bulk-len BYTES largest bulk string accepted (default 512mb)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
+         "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
+         "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "Config file only:\n"
          "  rename-command NAME NEW    rename a command; \"\" disables it\n";
 }

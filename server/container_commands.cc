@@ -32,6 +32,48 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
+// ---- Budgets ----
+
+// A container with its own provisioned budget answers requests beyond it with Cosmos DB's
+// 429, here THROTTLED, and changes nothing. Containers on the server-wide budget are never
+// throttled. Replies and marks the request when it is refused.
+bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::ContainerInfo& info, int64_t now_ms) {
+  charge.container = &info;
+  int64_t retry_after = 0;
+  if (!info.meter.Exhausted(now_ms, &retry_after)) return false;
+  info.meter.CountThrottled();
+  info.server_stats->throttled.fetch_add(1, std::memory_order_relaxed);
+  charge.throttled = true;
+  reply.Error("THROTTLED Request rate is large. Retry after " + std::to_string(retry_after) + " ms");
+  return true;
+}
+
+bool Throttled(ShardCommand& c, ContainerPart& part) { return ThrottledAt(c.charge, c.reply, *part.info, c.now_ms); }
+
+bool ThrottledFanout(ConnCommand& c, engine::ContainerInfo& info) {
+  return ThrottledAt(c.charge, c.reply, info, c.server.clock().NowMs());
+}
+
+void CmdCSetRu(ConnCommand& c) {
+  std::string_view value = c.args[2];
+  int64_t ru = 0;
+  if (!EqualsIgnoreCase(value, "OFF") && (!protocol::ParseInt64(value, &ru) || ru < 1)) {
+    return c.reply.Error("ERR invalid request units per second '" + std::string(value) +
+                         "': give a positive integer, or OFF to use the server-wide budget");
+  }
+  auto info = c.server.containers().FindOrCreate(c.args[1]);
+  info->meter.set_limit(static_cast<double>(ru));
+  c.reply.Ok();
+}
+
+void CmdCGetRu(ConnCommand& c) {
+  auto info = c.server.containers().Find(c.args[1]);
+  double limit = info ? info->meter.limit() : 0;
+  limit > 0 ? c.reply.Integer(static_cast<int64_t>(limit)) : c.reply.Null();
+}
+
+void CmdLastCharge(ConnCommand& c) { c.reply.Double(c.session.last_charge); }
+
 // ---- Container settings ----
 
 void CmdCSetTtl(ConnCommand& c) {
@@ -104,7 +146,25 @@ awaitable<void> CmdCInfo(ConnCommand& c) {
   auto info = c.server.containers().Find(name);
   int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
   int64_t now = c.server.clock().NowMs();
-  c.reply.MapHeader(9);
+  engine::ContainerInfo* ci = info.get();
+  auto milli = [](const std::atomic<int64_t>& v) { return static_cast<double>(v.load()) / 1000.0; };
+  c.reply.MapHeader(16);
+  c.reply.Bulk("ru_per_second");
+  ci && ci->meter.limit() > 0 ? c.reply.Integer(static_cast<int64_t>(ci->meter.limit())) : c.reply.Null();
+  c.reply.Bulk("ru_user_total");
+  c.reply.Double(ci ? milli(ci->ru_user_total_milli) : 0);
+  c.reply.Bulk("ru_reclaim_total");
+  c.reply.Double(ci ? milli(ci->ru_reclaim_total_milli) : 0);
+  c.reply.Bulk("ru_throttled_requests");
+  c.reply.Integer(ci ? static_cast<int64_t>(ci->meter.throttled()) : 0);
+  c.reply.Bulk("reclaim_backlog");
+  c.reply.Integer(static_cast<int64_t>(f.expired_unreclaimed));
+  c.reply.Bulk("reclaim_lag_p50_ms");
+  c.reply.Integer(ci ? static_cast<int64_t>(ci->lag.Quantile(0.5)) : 0);
+  c.reply.Bulk("reclaim_lag_p99_ms");
+  c.reply.Integer(ci ? static_cast<int64_t>(ci->lag.Quantile(0.99)) : 0);
+  c.reply.Bulk("reclaim_lag_max_ms");
+  c.reply.Integer(ci ? static_cast<int64_t>(ci->lag.max()) : 0);
   c.reply.Bulk("default_ttl");
   ttl == kTtlOff ? c.reply.Null() : c.reply.Integer(ttl);
   c.reply.Bulk("live_items");
@@ -121,8 +181,6 @@ awaitable<void> CmdCInfo(ConnCommand& c) {
   c.reply.Integer(static_cast<int64_t>(f.reclaimed_lazy));
   c.reply.Bulk("oldest_unreclaimed_ms");
   c.reply.Integer(f.oldest_expired_deadline_ms == 0 ? 0 : std::max<int64_t>(0, now - f.oldest_expired_deadline_ms));
-  c.reply.Bulk("reclaim_lag_max_ms");
-  c.reply.Integer(static_cast<int64_t>(lag_max));
 }
 
 // ---- Items ----
@@ -172,30 +230,38 @@ void CmdIPut(ShardCommand& c) {
       return c.reply.Error(errors::InvalidTtl(detail));
   }
   ContainerPart* part = items.Find(container);
+  if (part && Throttled(c, *part)) return;
   if (!part) {
     // Nothing can be written under XX or IFMATCH into a container that does not exist.
-    if (condition == engine::PutCondition::kIfPresent || if_match) return c.reply.Null();
+    if (condition == engine::PutCondition::kIfPresent || if_match) return c.charge.Add(engine::RuOp::kRead, 0), c.reply.Null();
     part = items.FindOrCreate(container);
+    c.charge.container = part->info.get();
   }
+  size_t bytes = id.size() + body.members.size();
   engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
-  if (!outcome.written) return c.reply.Null();
+  if (!outcome.written) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Null();
+  c.charge.Add(outcome.replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);
   c.reply.Bulk(engine::EtagText(outcome.etag));
 }
 
 void CmdIGet(ShardCommand& c) {
   engine::ItemStore& items = c.shard.items();
   ContainerPart* part = items.Find(c.args[1]);
+  if (part && Throttled(c, *part)) return;
   const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
-  if (!item) return c.reply.Null();
+  if (!item) return c.charge.Add(engine::RuOp::kRead, 0), c.reply.Null();
   static thread_local std::string doc;
   engine::RenderItem(item->id, item->members, item->last_write_ms / 1000, item->etag, &doc);
+  c.charge.Add(engine::RuOp::kRead, doc.size());
   c.reply.Bulk(doc);
 }
 
 void ItemTtl(ShardCommand& c, bool milliseconds) {
   engine::ItemStore& items = c.shard.items();
   ContainerPart* part = items.Find(c.args[1]);
+  if (part && Throttled(c, *part)) return;
   const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
+  c.charge.Add(engine::RuOp::kRead, item ? item->Bytes() : 0);
   if (!item) return c.reply.Integer(-2);
   auto deadline = item->Deadline(part->default_ttl());
   if (!deadline) return c.reply.Integer(-1);
@@ -217,24 +283,40 @@ awaitable<void> CmdIDel(ConnCommand& c) {
     positions[s].push_back(i);
   }
   std::vector<int64_t> deleted(shards.size(), 0);
+  std::vector<double> charges(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
+  auto info = c.server.containers().Find(container);
+  if (info && ThrottledFanout(c, *info)) co_return;
   co_await shards.RunOn(
       c.session.home, involved,
       [&](engine::Shard& shard) {
         ContainerPart* part = shard.items().Find(container);
-        if (!part) return;
-        for (size_t pos : positions[shard.id()]) deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
+        for (size_t pos : positions[shard.id()]) {
+          const Item* item = part ? shard.items().Get(*part, c.args[pos], now) : nullptr;
+          if (!item) {
+            charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, 0);
+            continue;
+          }
+          charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, item->Bytes());
+          deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
+        }
       },
       c.session.waker);
   int64_t total = 0;
   for (int64_t n : deleted) total += n;
+  for (double ru : charges) c.charge.ru += ru;
+  c.charge.container = info.get();
   c.reply.Integer(total);
 }
 
 awaitable<void> CmdICount(ConnCommand& c) {
   ContainerFigures f;
   uint64_t lag = 0;
+  auto info = c.server.containers().Find(c.args[1]);
+  if (info && ThrottledFanout(c, *info)) co_return;
   co_await GatherFigures(c, c.args[1], &f, &lag);
+  c.charge.Add(engine::RuOp::kQuery, 0, f.stored);
+  c.charge.container = info.get();
   c.reply.Integer(static_cast<int64_t>(f.live));
 }
 
@@ -276,6 +358,9 @@ awaitable<void> CmdIScan(ConnCommand& c) {
   std::vector<std::string> docs;
   std::string_view container = c.args[1];
   int64_t now = c.server.clock().NowMs();
+  auto info = c.server.containers().Find(container);
+  if (info && ThrottledFanout(c, *info)) co_return;
+  size_t visited = 0;
   // Fill up to COUNT items, moving on to the next shard when one is exhausted.
   while (shard_index < shards.size() && static_cast<int64_t>(docs.size()) < count) {
     uint32_t ids[] = {shard_index};
@@ -290,6 +375,7 @@ awaitable<void> CmdIScan(ConnCommand& c) {
           int64_t rounds = 0;
           do {
             table_cursor = shard.items().Scan(*part, table_cursor, now, 1, [&](const Item& item) {
+              ++visited;
               if (pattern && !engine::GlobMatch(*pattern, item.id)) return;
               docs.emplace_back();
               engine::RenderItem(item.id, item.members, item.last_write_ms / 1000, item.etag, &docs.back());
@@ -300,6 +386,10 @@ awaitable<void> CmdIScan(ConnCommand& c) {
     if (table_cursor != 0) break;
     ++shard_index;
   }
+  size_t bytes = 0;
+  for (const auto& d : docs) bytes += d.size();
+  c.charge.Add(engine::RuOp::kQuery, bytes, visited);
+  c.charge.container = info.get();
   uint64_t next = 0;
   if (shard_index < shards.size()) next = (table_cursor << shard_bits) | shard_index;
   c.reply.ArrayHeader(2);
@@ -312,6 +402,9 @@ awaitable<void> CmdIScan(ConnCommand& c) {
 
 void RegisterContainerCommands(CommandTable& table) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kI = kItemKey;
+  table.Add({"csetru", 3, kW | kF, 0, 0, 0, CmdCSetRu, "container", "Sets a container's own request-unit budget per second, or OFF."});
+  table.Add({"cgetru", 2, kR | kF, 0, 0, 0, CmdCGetRu, "container", "Returns a container's own request-unit budget, nil when it shares the server's."});
+  table.Add({"lastcharge", 1, kF | kNoCharge, 0, 0, 0, CmdLastCharge, "container", "Returns the request-unit charge of the previous command on this connection."});
   table.Add({"csetttl", 3, kW | kF, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
   table.Add({"cgetttl", 2, kR | kF, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
   table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the containers, sorted."});

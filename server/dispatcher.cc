@@ -17,6 +17,12 @@ Dispatcher::Dispatcher(Server& server, ClientSession& session)
 }
 
 const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
+  const CommandSpec* spec = AdmitChecks(args, reply);
+  if (spec == nullptr) session_.last_charge = server_.SettleCharge(RequestCharge{}, true, server_.clock().NowMs());
+  return spec;
+}
+
+const CommandSpec* Dispatcher::AdmitChecks(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) {
     size_t shown = std::min<size_t>(args.size() - 1, 20);
@@ -41,10 +47,27 @@ uint32_t Dispatcher::ShardOf(const CommandSpec& spec, const std::vector<std::str
   return pos < args.size() ? server_.shards().ShardFor(args[pos]) : static_cast<uint32_t>(session_.home);
 }
 
-void Dispatcher::RunShardCommand(const Queued& q, engine::Shard& shard, std::string* out) {
+void Dispatcher::RunShardCommand(Queued& q, engine::Shard& shard, std::string* out) {
   protocol::ReplyWriter writer(out, q.resp);
+  size_t before = out->size();
   ShardCommand cmd{shard, shard.db(q.db), std::span(*q.args), writer, server_.clock().NowMs(), server_};
   std::get<ShardHandler>(q.spec->handler)(cmd);
+  bool rejected = out->size() > before && (*out)[before] == '-';
+  q.charge = server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
+}
+
+awaitable<void> Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
+                                           std::string* out) {
+  protocol::ReplyWriter reply(out, session_.resp);
+  size_t before = out->size();
+  ConnCommand cmd{session_, server_, std::span(args), reply};
+  if (std::holds_alternative<ConnHandler>(spec.handler)) {
+    std::get<ConnHandler>(spec.handler)(cmd);
+  } else {
+    co_await std::get<FanoutHandler>(spec.handler)(cmd);
+  }
+  bool rejected = out->size() > before && (*out)[before] == '-';
+  RecordCharge(spec, server_.SettleCharge(cmd.charge, rejected, server_.clock().NowMs()));
 }
 
 awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out) {
@@ -68,13 +91,7 @@ awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view
         queue_.push_back({spec, &args, ShardOf(*spec, args), session_.db, session_.resp});
         continue;
       }
-      if (std::holds_alternative<ConnHandler>(spec->handler)) {
-        ConnCommand cmd{session_, server_, std::span(args), reply};
-        std::get<ConnHandler>(spec->handler)(cmd);
-      } else {
-        ConnCommand cmd{session_, server_, std::span(args), reply};
-        co_await std::get<FanoutHandler>(spec->handler)(cmd);
-      }
+      co_await RunConnCommand(*spec, args, out);
       continue;
     }
     const CommandSpec* spec = Admit(args, reply);
@@ -84,15 +101,12 @@ awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view
       Queued q{spec, &args, shard, session_.db, session_.resp};
       if (shard == session_.home) {
         RunShardCommand(q, shards.shard(shard), out);
+        RecordCharge(*spec, q.charge);
       } else {
         queue_.push_back(q);
       }
-    } else if (std::holds_alternative<ConnHandler>(spec->handler)) {
-      ConnCommand cmd{session_, server_, std::span(args), reply};
-      std::get<ConnHandler>(spec->handler)(cmd);
     } else {
-      ConnCommand cmd{session_, server_, std::span(args), reply};
-      co_await std::get<FanoutHandler>(spec->handler)(cmd);
+      co_await RunConnCommand(*spec, args, out);
     }
   }
   co_await Flush(out);
@@ -121,6 +135,7 @@ awaitable<void> Dispatcher::Flush(std::string* out) {
   std::vector<size_t> cursor(shard_out_.size(), 0);
   std::vector<size_t> taken(shard_out_.size(), 0);
   for (const Queued& q : queue_) {
+    RecordCharge(*q.spec, q.charge);
     uint32_t s = q.shard;
     size_t end = shard_ends_[s][taken[s]++];
     out->append(shard_out_[s], cursor[s], end - cursor[s]);

@@ -39,12 +39,19 @@ class Dispatcher {
     uint32_t shard;
     int db;
     protocol::RespVersion resp;
+    double charge = 0;  // settled on the shard's thread, read back after the flush
   };
 
   // Writes an error and returns nullptr unless the command may run now.
   const CommandSpec* Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  const CommandSpec* AdmitChecks(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
   uint32_t ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const;
-  void RunShardCommand(const Queued& q, engine::Shard& shard, std::string* out);
+  void RunShardCommand(Queued& q, engine::Shard& shard, std::string* out);
+  // Runs a connection or fan-out command and settles its charge.
+  awaitable<void> RunConnCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out);
+  void RecordCharge(const CommandSpec& spec, double charge) {
+    if (!(spec.flags & kNoCharge)) session_.last_charge = charge;
+  }
   awaitable<void> Flush(std::string* out);
 
   Server& server_;

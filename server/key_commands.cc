@@ -47,6 +47,7 @@ awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
   ShardSet& shards = c.server.shards();
   KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
   std::vector<int64_t> counts(shards.size(), 0);
+  std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
   co_await shards.RunOn(
@@ -55,17 +56,22 @@ awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
         engine::Db& d = shard.db(db);
         for (size_t pos : groups.positions[shard.id()]) {
           std::string_view key = c.args[pos];
-          if (what == KeyCount::kDelete) {
-            counts[shard.id()] += d.Erase(key, now) ? 1 : 0;
-          } else if (Entry* e = d.Find(key, now)) {
-            if (what == KeyCount::kTouch) Touch(e, now);
-            ++counts[shard.id()];
+          Entry* e = d.Find(key, now);
+          size_t bytes = key.size() + (e ? e->value().size() : 0);
+          if (what == KeyCount::kDelete && e) {
+            charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, bytes);
+            d.Erase(key, now);
+          } else {
+            charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, bytes);
+            if (e && what == KeyCount::kTouch) Touch(e, now);
           }
+          if (e) ++counts[shard.id()];
         }
       },
       c.session.waker);
   int64_t total = 0;
   for (int64_t n : counts) total += n;
+  for (double ru : charges) c.charge.ru += ru;
   c.reply.Integer(total);
 }
 
@@ -75,6 +81,7 @@ awaitable<void> CmdTouch(ConnCommand& c) { return CountKeys(c, KeyCount::kTouch)
 
 void CmdType(ShardCommand& c) {
   Entry* e = c.db.Find(c.args[1], c.now_ms);
+  ChargeRead(c.charge, c.args[1], e);
   c.reply.SimpleString(e ? TypeName(e->type()) : "none");
 }
 
@@ -99,6 +106,7 @@ void ExpireGeneric(ShardCommand& c, const char* command, TimeUnit unit, bool abs
   auto deadline = ToDeadline(amount, unit, absolute, c.now_ms, false);
   if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
   Entry* e = c.db.Find(c.args[1], c.now_ms);
+  ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Integer(0);
   int64_t current = e->deadline();
   if ((flags & kOnlyNx) && current != kNoDeadline) return c.reply.Integer(0);
@@ -106,6 +114,8 @@ void ExpireGeneric(ShardCommand& c, const char* command, TimeUnit unit, bool abs
   // A key without a TTL counts as an infinite TTL for GT and LT.
   if ((flags & kOnlyGt) && (current == kNoDeadline || *deadline <= current)) return c.reply.Integer(0);
   if ((flags & kOnlyLt) && current != kNoDeadline && *deadline >= current) return c.reply.Integer(0);
+  c.charge = {};
+  ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   if (*deadline <= c.now_ms) {
     c.db.Erase(c.args[1], c.now_ms);
   } else {
@@ -123,6 +133,7 @@ enum class TtlForm { kTtl, kPTtl, kExpireTime, kPExpireTime };
 
 void TtlGeneric(ShardCommand& c, TtlForm form) {
   Entry* e = c.db.Find(c.args[1], c.now_ms);
+  ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Integer(-2);
   int64_t d = e->deadline();
   if (d == kNoDeadline) return c.reply.Integer(-1);
@@ -145,7 +156,8 @@ void CmdPExpireTime(ShardCommand& c) { TtlGeneric(c, TtlForm::kPExpireTime); }
 
 void CmdPersist(ShardCommand& c) {
   Entry* e = c.db.Find(c.args[1], c.now_ms);
-  if (!e || e->deadline() == kNoDeadline) return c.reply.Integer(0);
+  if (!e || e->deadline() == kNoDeadline) return ChargeRead(c.charge, c.args[1], e), c.reply.Integer(0);
+  ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.db.SetDeadline(e, kNoDeadline, c.now_ms);
   c.reply.Integer(1);
 }
@@ -216,6 +228,8 @@ awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
     co_await shards.RunOn(
         c.session.home, ids1, [&](engine::Shard& shard) { shard.db(db).Erase(src, now); }, c.session.waker);
   }
+  c.charge.Add(engine::RuOp::kRead, src.size());
+  if (written) ChargeWrite(c.charge, false, dst.size() + carried->value.size());
   only_if_absent ? c.reply.Integer(written ? 1 : 0) : c.reply.Ok();
 }
 
@@ -274,6 +288,8 @@ awaitable<void> CmdCopy(ConnCommand& c) {
         written = true;
       },
       c.session.waker);
+  c.charge.Add(engine::RuOp::kRead, src.size() + carried->value.size());
+  if (written) ChargeWrite(c.charge, replace, dst.size() + carried->value.size());
   c.reply.Integer(written ? 1 : 0);
 }
 
@@ -285,7 +301,10 @@ void CmdMove(ShardCommand& c) {
   engine::Db& to = c.shard.db(static_cast<size_t>(target));
   if (&to == &c.db) return c.reply.Error(errors::kSameDb);
   std::string_view key = c.args[1];
-  if (!c.db.Find(key, c.now_ms) || to.Find(key, c.now_ms)) return c.reply.Integer(0);
+  Entry* e = c.db.Find(key, c.now_ms);
+  ChargeRead(c.charge, key, e);
+  if (!e || to.Find(key, c.now_ms)) return c.reply.Integer(0);
+  ChargeWrite(c.charge, false, key.size() + e->value().size());
   to.Adopt(c.db.Extract(key, c.now_ms), c.now_ms);
   c.reply.Integer(1);
 }
@@ -313,6 +332,7 @@ void CmdObject(ShardCommand& c) {
   }
   if (c.args.size() != 3) return c.reply.Error(errors::UnknownSubcommand(sub, "object"));
   Entry* e = c.db.Find(c.args[2], c.now_ms);
+  ChargeRead(c.charge, c.args[2], e);
   if (EqualsIgnoreCase(sub, "ENCODING")) {
     if (!e) return c.reply.Null();
     std::string_view v = e->value();
@@ -341,6 +361,7 @@ void CmdObject(ShardCommand& c) {
 awaitable<void> CmdKeys(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   std::vector<std::vector<std::string>> found(shards.size());
+  std::vector<size_t> visits(shards.size(), 0);
   std::string_view pattern = c.args[1];
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
@@ -351,13 +372,20 @@ awaitable<void> CmdKeys(ConnCommand& c) {
         uint64_t cursor = 0;
         do {
           cursor = shard.db(db).Scan(cursor, now, [&](const Entry* e) {
+            ++visits[shard.id()];
             if (engine::GlobMatch(pattern, e->key())) out.emplace_back(e->key());
           });
         } while (cursor != 0);
       },
       c.session.waker);
-  size_t n = 0;
-  for (auto& f : found) n += f.size();
+  size_t n = 0, bytes = 0;
+  for (auto& f : found) {
+    n += f.size();
+    for (auto& k : f) bytes += k.size();
+  }
+  size_t visited = 0;
+  for (size_t v : visits) visited += v;
+  c.charge.Add(engine::RuOp::kQuery, bytes, visited);
   c.reply.ArrayHeader(n);
   for (auto& f : found) {
     for (auto& k : f) c.reply.Bulk(k);
@@ -404,6 +432,7 @@ awaitable<void> CmdScan(ConnCommand& c) {
   uint32_t shard_index = static_cast<uint32_t>(cursor & ((1ull << shard_bits) - 1));
   uint64_t table_cursor = cursor >> shard_bits;
   std::vector<std::string> keys;
+  size_t visited = 0;
   if (shard_index >= shards.size()) {
     c.reply.ArrayHeader(2);
     c.reply.Bulk("0");
@@ -421,6 +450,7 @@ awaitable<void> CmdScan(ConnCommand& c) {
         // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
         do {
           table_cursor = d.Scan(table_cursor, now, [&](const Entry* e) {
+            ++visited;
             if (pattern && !engine::GlobMatch(*pattern, e->key())) return;
             if (type && !EqualsIgnoreCase(*type, TypeName(e->type()))) return;
             keys.emplace_back(e->key());
@@ -428,6 +458,9 @@ awaitable<void> CmdScan(ConnCommand& c) {
         } while (table_cursor != 0 && ++visits < count * 10 && static_cast<int64_t>(keys.size()) < count);
       },
       c.session.waker);
+  size_t bytes = 0;
+  for (auto& k : keys) bytes += k.size();
+  c.charge.Add(engine::RuOp::kQuery, bytes, visited);
   uint64_t next = 0;
   if (table_cursor != 0) {
     next = (table_cursor << shard_bits) | shard_index;
@@ -449,6 +482,7 @@ awaitable<void> CmdDbSize(ConnCommand& c) {
       c.session.home, [&](engine::Shard& shard) { counts[shard.id()] = shard.db(db).CountLive(now); }, c.session.waker);
   size_t total = 0;
   for (size_t n : counts) total += n;
+  c.charge.Add(engine::RuOp::kQuery, 0, total);
   c.reply.Integer(static_cast<int64_t>(total));
 }
 
@@ -468,6 +502,7 @@ awaitable<void> CmdRandomKey(ConnCommand& c) {
         },
         c.session.waker);
   }
+  c.charge.Add(engine::RuOp::kRead, key ? key->size() : 0);
   key ? c.reply.Bulk(*key) : c.reply.Null();
 }
 

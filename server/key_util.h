@@ -31,6 +31,15 @@ inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wr
   return e;
 }
 
+// Charges a point read of a key: 1 RU per started KiB of key and value, at least 1.
+inline void ChargeRead(RequestCharge& charge, std::string_view key, const engine::Entry* e) {
+  charge.Add(engine::RuOp::kRead, key.size() + (e ? e->value().size() : 0));
+}
+// Charges a write: an insert, or a replace when a live value was overwritten.
+inline void ChargeWrite(RequestCharge& charge, bool replaced, size_t bytes) {
+  charge.Add(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);
+}
+
 enum class TimeUnit { kSeconds, kMilliseconds };
 
 // Converts a relative (or, with `absolute`, Unix) time argument into an absolute deadline in

@@ -6,6 +6,7 @@
 
 #include "protocol/errors.h"
 #include "server/connection.h"
+#include "engine/item_store.h"
 
 namespace lapse::server {
 
@@ -25,12 +26,53 @@ Server::Server(Config& config, engine::Clock& clock)
       shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock, containers_)),
       counters_(shards_->size()),
       start_time_ms_(clock.NowMs()) {
+  ApplySettings();
+  // Reclamation of items spends request units: on a provisioned budget only what users left
+  // of the current second; serverless, it is never held back but billed at the delete rate.
+  shards_->set_item_admission([this](const engine::Item& item, int64_t now_ms) {
+    double ru = engine::RuCharge(engine::RuOp::kDelete, item.Bytes());
+    engine::ContainerInfo& info = *item.part->info;
+    if (serverless()) {
+      ru_meter_.ChargeReclaimUnmetered(ru);
+      ru_billed_milli_.fetch_add(static_cast<uint64_t>(ru * 1000), std::memory_order_relaxed);
+      info.ru_reclaim_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
+      return true;
+    }
+    engine::RuMeter& meter = info.meter.limit() > 0 ? info.meter : ru_meter_;
+    if (!meter.TryChargeReclaim(ru, now_ms)) return false;
+    if (&meter != &ru_meter_) ru_meter_.ChargeReclaimUnmetered(ru);
+    info.ru_reclaim_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
+    return true;
+  });
   for (const auto& [from, to] : settings_.renamed_commands) {
     if (!commands_.Rename(from, to)) spdlog::warn("rename-command: unknown command '{}'", from);
   }
 }
 
 Server::~Server() { shards_->StopAndJoin(); }
+
+void Server::ApplySettings() {
+  Settings live = config_.Snapshot();
+  ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
+  serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
+}
+
+double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
+  if (charge.throttled) return 0;
+  double ru = rejected ? engine::kRejectedRu : charge.ru;
+  engine::RuMeter* meter = &ru_meter_;
+  if (charge.container != nullptr) {
+    charge.container->ru_user_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
+    if (charge.container->meter.limit() > 0) meter = &charge.container->meter;
+  }
+  meter->ChargeUser(ru, now_ms);
+  int t = ShardSet::CurrentThreadIndex();
+  if (t >= 0) {
+    ThreadCounters& tc = counters_[static_cast<size_t>(t)];
+    tc.Bump(tc.ru_user_milli, static_cast<uint64_t>(ru * 1000));
+  }
+  return ru;
+}
 
 void Server::Start() { shards_->Start(); }
 

@@ -30,6 +30,7 @@ struct ThreadCounters {
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> keyspace_hits{0};
   std::atomic<uint64_t> keyspace_misses{0};
+  std::atomic<uint64_t> ru_user_milli{0};
   void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) { c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed); }
 };
 
@@ -62,6 +63,16 @@ class Server {
   std::atomic<uint64_t>& connections_received() { return connections_received_; }
   std::atomic<uint64_t>& rejected_connections() { return rejected_connections_; }
 
+  // The server-wide request-unit budget, shared by every container without its own.
+  engine::RuMeter& ru_meter() { return ru_meter_; }
+  bool serverless() const { return serverless_.load(std::memory_order_relaxed); }
+  std::atomic<uint64_t>& ru_billed_milli() { return ru_billed_milli_; }
+  // Applies live settings that need more than a read (after CONFIG SET).
+  void ApplySettings();
+  // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
+  // nothing; charges the right budget and the calling thread's totals. Returns the charge.
+  double SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms);
+
 
  private:
   awaitable<void> AcceptLoop();
@@ -86,6 +97,9 @@ class Server {
   std::condition_variable shutdown_cv_;
   std::atomic<uint64_t> connections_received_{0};
   std::atomic<uint64_t> rejected_connections_{0};
+  engine::RuMeter ru_meter_;
+  std::atomic<bool> serverless_{false};
+  std::atomic<uint64_t> ru_billed_milli_{0};
 };
 
 }  // namespace lapse::server

@@ -151,6 +151,7 @@ void CmdConfig(ConnCommand& c) {
     for (size_t i = 2; i < c.args.size(); i += 2) {
       if (auto err = config.Set(c.args[i], c.args[i + 1])) return c.reply.Error(*err);
     }
+    c.server.ApplySettings();
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "RESETSTAT") && c.args.size() == 2) return c.reply.Ok();
@@ -255,6 +256,8 @@ struct DbFigures {
 
 struct ShardFigures {
   engine::ShardStats stats;
+  uint64_t item_backlog = 0;
+  uint64_t items_stored = 0;
   std::vector<DbFigures> dbs;
 };
 
@@ -287,6 +290,8 @@ awaitable<void> CmdInfo(ConnCommand& c) {
       [&](engine::Shard& shard) {
         ShardFigures& f = figures[shard.id()];
         f.stats = shard.Stats();
+        f.item_backlog = shard.items().Backlog(now);
+        f.items_stored = shard.items().items_stored();
         f.dbs.resize(shard.database_count());
         for (size_t d = 0; d < shard.database_count(); ++d) {
           engine::Db& db = shard.db(d);
@@ -396,6 +401,41 @@ awaitable<void> CmdInfo(ConnCommand& c) {
     Line(out, "evicted_keys", uint64_t{0});
     Line(out, "keyspace_hits", hits);
     Line(out, "keyspace_misses", misses);
+  }
+  if (want("ru")) {
+    section("RU");
+    Settings s = c.server.config().Snapshot();
+    Line(out, "ru_per_second", static_cast<uint64_t>(s.ru_per_second));
+    Line(out, "billing", s.billing);
+    uint64_t user_milli = 0;
+    for (size_t t = 0; t < c.server.thread_count(); ++t) user_milli += c.server.counters(t).ru_user_milli.load(std::memory_order_relaxed);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.3f", user_milli / 1000.0);
+    Line(out, "ru_user_total", std::string(buf));
+    snprintf(buf, sizeof buf, "%.3f", c.server.ru_meter().reclaim_total());
+    Line(out, "ru_reclaim_total", std::string(buf));
+    snprintf(buf, sizeof buf, "%.3f", c.server.ru_billed_milli().load() / 1000.0);
+    Line(out, "ru_billed_reclaim_total", std::string(buf));
+    Line(out, "ru_throttled_requests", c.server.containers().stats().throttled.load());
+  }
+  if (want("reclaim")) {
+    section("Reclaim");
+    engine::ItemReclaimStats& rs = c.server.containers().stats();
+    uint64_t item_backlog = 0, items_stored = 0;
+    for (auto& f : figures) {
+      item_backlog += f.item_backlog;
+      items_stored += f.items_stored;
+    }
+    Line(out, "containers", static_cast<uint64_t>(c.server.containers().Names().size()));
+    Line(out, "items_stored", items_stored);
+    Line(out, "reclaim_backlog", item_backlog);
+    Line(out, "reclaimed_background_total", rs.reclaimed_background.load());
+    Line(out, "reclaimed_lazy_total", rs.reclaimed_lazy.load());
+    Line(out, "reclaim_lag_p50_ms", rs.lag.Quantile(0.5));
+    Line(out, "reclaim_lag_p99_ms", rs.lag.Quantile(0.99));
+    Line(out, "reclaim_lag_max_ms", rs.lag.max());
+    Line(out, "keys_reclaim_backlog", backlog);
+    Line(out, "keys_expire_lag_max_ms", lag_max);
   }
   if (want("replication")) {
     section("Replication");

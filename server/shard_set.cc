@@ -93,7 +93,8 @@ awaitable<void> ShardSet::ReclaimLoop(size_t index) {
     if (active_expire_.load(std::memory_order_relaxed)) {
       auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
       do {
-        more = shard.ReclaimSlice(clock_.NowMs(), kRecordsPerCheck, [](const engine::Item&) { return true; });
+        int64_t now = clock_.NowMs();
+        more = shard.ReclaimSlice(now, kRecordsPerCheck, [this, now](const engine::Item& item) { return admit_(item, now); });
       } while (more && std::chrono::steady_clock::now() < slice_end);
     }
     if (!more) shard.RehashIdle(1);

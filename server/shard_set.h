@@ -58,6 +58,11 @@ class ShardSet {
   // The same for every shard.
   awaitable<void> RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
 
+  // Decides, per expired item, whether background reclamation may delete it now (the
+  // request-unit budget). Set before Start().
+  using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
+  void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
+
   // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
   void set_active_expire(bool on) { active_expire_.store(on); }
   bool active_expire() const { return active_expire_.load(); }
@@ -72,6 +77,7 @@ class ShardSet {
   std::vector<uint32_t> all_ids_;
   std::atomic<bool> active_expire_{true};
   std::atomic<bool> stopping_{false};
+  ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
 };
 
 }  // namespace lapse::server

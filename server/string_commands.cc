@@ -3,6 +3,7 @@
 // Single-key commands are ShardHandlers and run on the owning shard; MGET/MSET/MSETNX fan
 // out. MSETNX checks every shard, then writes every shard: it is atomic per shard, not across
 // shards (another client may interleave between the two phases).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +106,7 @@ void CmdGet(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
+  ChargeRead(c.charge, c.args[1], e);
   e ? c.reply.Bulk(e->value()) : c.reply.Null();
 }
 
@@ -136,10 +138,12 @@ void CmdSet(ShardCommand& c) {
   bool exists = old != nullptr;
   int64_t old_deadline = exists ? old->deadline() : kNoDeadline;
   if ((condition == kIfAbsent && exists) || (condition == kIfPresent && !exists)) {
+    ChargeRead(c.charge, key, old);
     if (get) return exists ? c.reply.Bulk(old_value) : c.reply.Null();
     return c.reply.Null();
   }
   int64_t deadline = expiry.kind == ExpiryOption::kKeep ? old_deadline : expiry.deadline_ms;
+  ChargeWrite(c.charge, exists, key.size() + c.args[2].size());
   StoreString(c, key, c.args[2], deadline);
   if (get) return exists ? c.reply.Bulk(old_value) : c.reply.Null();
   c.reply.Ok();
@@ -149,7 +153,10 @@ void CmdSetNx(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
+  ChargeRead(c.charge, c.args[1], e);
   if (e) return c.reply.Integer(0);
+  c.charge = {};
+  ChargeWrite(c.charge, false, c.args[1].size() + c.args[2].size());
   StoreString(c, c.args[1], c.args[2], kNoDeadline);
   c.reply.Integer(1);
 }
@@ -159,6 +166,7 @@ void SetWithTimeout(ShardCommand& c, const char* command, TimeUnit unit) {
   if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
   auto deadline = ToDeadline(amount, unit, false, c.now_ms, true);
   if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
+  ChargeWrite(c.charge, c.db.Find(c.args[1], c.now_ms) != nullptr, c.args[1].size() + c.args[3].size());
   StoreString(c, c.args[1], c.args[3], *deadline);
   c.reply.Ok();
 }
@@ -173,6 +181,7 @@ void CmdGetSet(ShardCommand& c) {
   std::string old;
   bool existed = e != nullptr;
   if (existed) old = e->value();
+  ChargeWrite(c.charge, existed, c.args[1].size() + c.args[2].size());
   StoreString(c, c.args[1], c.args[2], kNoDeadline);
   existed ? c.reply.Bulk(old) : c.reply.Null();
 }
@@ -181,7 +190,8 @@ void CmdGetDel(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
-  if (!e) return c.reply.Null();
+  if (!e) return ChargeRead(c.charge, c.args[1], e), c.reply.Null();
+  c.charge.Add(engine::RuOp::kDelete, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
   c.db.Erase(c.args[1], c.now_ms);
 }
@@ -199,7 +209,9 @@ void CmdGetEx(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
-  if (!e) return c.reply.Null();
+  if (!e) return ChargeRead(c.charge, c.args[1], e), c.reply.Null();
+  if (expiry.kind == ExpiryOption::kNone) ChargeRead(c.charge, c.args[1], e);
+  else ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
   if (expiry.kind == ExpiryOption::kPersist) {
     c.db.SetDeadline(e, kNoDeadline, c.now_ms);
@@ -214,6 +226,7 @@ void CmdStrlen(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
+  ChargeRead(c.charge, c.args[1], e);
   c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
 }
 
@@ -223,11 +236,13 @@ void CmdAppend(ShardCommand& c) {
   Entry* e = FindString(c, key, &wrong);
   if (wrong) return;
   if (!e) {
+    ChargeWrite(c.charge, false, key.size() + tail.size());
     StoreString(c, key, tail, kNoDeadline);
     return c.reply.Integer(static_cast<int64_t>(tail.size()));
   }
   size_t len = e->value().size();
   if (static_cast<int64_t>(len + tail.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
+  ChargeWrite(c.charge, true, key.size() + len + tail.size());
   e = c.db.ReserveValue(e, len + tail.size());
   std::memcpy(e->mutable_value() + len, tail.data(), tail.size());
   e->set_value_len(static_cast<uint32_t>(len + tail.size()));
@@ -241,6 +256,7 @@ void CmdGetRange(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
+  ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Bulk("");
   std::string_view v = e->value();
   int64_t len = static_cast<int64_t>(v.size());
@@ -262,9 +278,10 @@ void CmdSetRange(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindString(c, key, &wrong);
   if (wrong) return;
-  if (patch.empty()) return c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
+  if (patch.empty()) return ChargeRead(c.charge, key, e), c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
   if (offset + static_cast<int64_t>(patch.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
   size_t needed = static_cast<size_t>(offset) + patch.size();
+  ChargeWrite(c.charge, e != nullptr, key.size() + std::max(needed, e ? e->value().size() : 0));
   if (!e) {
     std::string value(needed, '\0');
     std::memcpy(value.data() + offset, patch.data(), patch.size());
@@ -293,6 +310,7 @@ void IncrBy(ShardCommand& c, int64_t delta) {
   if ((delta < 0 && current < 0 && delta < INT64_MIN - current) || (delta > 0 && current > 0 && delta > INT64_MAX - current))
     return c.reply.Error(errors::kOverflow);
   int64_t result = current + delta;
+  ChargeWrite(c.charge, e != nullptr, key.size() + 20);
   char buf[24];
   int n = snprintf(buf, sizeof buf, "%lld", static_cast<long long>(result));
   StoreString(c, key, std::string_view(buf, n), e ? e->deadline() : kNoDeadline);
@@ -338,6 +356,7 @@ void CmdIncrByFloat(ShardCommand& c) {
   long double result = current + delta;
   if (std::isnan(result) || std::isinf(result)) return c.reply.Error(errors::kNanOrInfinity);
   std::string text = FormatLongDouble(result);
+  ChargeWrite(c.charge, e != nullptr, key.size() + text.size());
   StoreString(c, key, text, e ? e->deadline() : kNoDeadline);
   c.reply.Bulk(text);
 }
@@ -348,6 +367,7 @@ awaitable<void> CmdMGet(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
   std::vector<std::optional<std::string>> values(c.args.size());
+  std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
   co_await shards.RunOn(
@@ -356,9 +376,11 @@ awaitable<void> CmdMGet(ConnCommand& c) {
         for (size_t pos : groups.positions[shard.id()]) {
           Entry* e = shard.db(db).Find(c.args[pos], now);
           if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
+          charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, c.args[pos].size() + (e ? e->value().size() : 0));
         }
       },
       c.session.waker);
+  for (double ru : charges) c.charge.ru += ru;
   c.reply.ArrayHeader(c.args.size() - 1);
   for (size_t i = 1; i < c.args.size(); ++i) values[i] ? c.reply.Bulk(*values[i]) : c.reply.Null();
 }
@@ -372,6 +394,7 @@ awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
   KeyGroups groups = GroupKeys(shards, c.args, 1, 2);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
+  std::vector<double> charges(shards.size(), 0);
   if (only_if_none_exist) {
     std::vector<char> any(shards.size(), 0);
     co_await shards.RunOn(
@@ -393,10 +416,14 @@ awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
       c.session.home, groups.shards,
       [&](engine::Shard& shard) {
         for (size_t pos : groups.positions[shard.id()]) {
+          bool replaced = shard.db(db).Find(c.args[pos], now) != nullptr;
+          charges[shard.id()] += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
+                                                  c.args[pos].size() + c.args[pos + 1].size());
           shard.db(db).Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
         }
       },
       c.session.waker);
+  for (double ru : charges) c.charge.ru += ru;
   only_if_none_exist ? c.reply.Integer(1) : c.reply.Ok();
 }
 
