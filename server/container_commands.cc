@@ -350,6 +350,9 @@ awaitable<void> CmdIScan(ConnCommand& c) {
       co_return;
     }
   }
+  // Buckets visited per shard per call. Saturated: `count * 10` overflowed (undefined) for a
+  // COUNT near INT64_MAX and ended the call after one bucket.
+  const int64_t max_rounds = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
   ShardSet& shards = c.server.shards();
   uint32_t shard_bits = 0;
   while ((1u << shard_bits) < shards.size()) ++shard_bits;
@@ -380,7 +383,7 @@ awaitable<void> CmdIScan(ConnCommand& c) {
               docs.emplace_back();
               engine::RenderItem(item.id, item.members, item.last_write_ms / 1000, item.etag, &docs.back());
             });
-          } while (table_cursor != 0 && ++rounds < count * 10 && static_cast<int64_t>(docs.size()) < count);
+          } while (table_cursor != 0 && ++rounds < max_rounds && static_cast<int64_t>(docs.size()) < count);
         },
         c.session.waker);
     if (table_cursor != 0) break;
