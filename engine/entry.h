@@ -56,6 +56,11 @@ class Entry {
     std::memcpy(Payload(), &d, sizeof d);
   }
 
+  // Set by in-place edits (APPEND, SETRANGE), cleared by a whole new value: OBJECT ENCODING
+  // answers "raw" for edited strings, as Redis does.
+  bool edited_in_place() const { return flags_ & kEditedInPlace; }
+  void set_edited_in_place(bool on) { flags_ = on ? (flags_ | kEditedInPlace) : (flags_ & ~kEditedInPlace); }
+
   // Bytes the value may grow to in place (from the allocator's real block size).
   size_t value_capacity() const;
   // Changes the value length in place; requires new_len <= value_capacity().
@@ -69,6 +74,7 @@ class Entry {
 
  private:
   static constexpr uint8_t kDeadlineSlot = 1;
+  static constexpr uint8_t kEditedInPlace = 2;
 
   Entry() = default;
   // The payload starts right after touched_, inside what would be the struct's tail padding.

@@ -40,7 +40,7 @@ inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same t
 // Connection and server.
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kHelloNoAuth =
-    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 inline constexpr std::string_view kWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr std::string_view kAuthNoPassword =
     "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
@@ -71,15 +71,19 @@ inline std::string InvalidJson(std::string_view detail) {
   return msg;
 }
 
+// As Redis 7.0 builds it: the name cut to 128 bytes, then quoted arguments appended while
+// the list is shorter than 128 bytes, the last one cut to what is left of those 128.
 inline std::string UnknownCommand(std::string_view name, const std::string_view* args, size_t nargs) {
-  std::string msg = "ERR unknown command '";
-  msg.append(name);
-  msg.append("', with args beginning with: ");
-  for (size_t i = 0; i < nargs; ++i) {
-    msg.push_back('\'');
-    msg.append(args[i]);
-    msg.append("' ");
+  std::string list;
+  for (size_t i = 0; i < nargs && list.size() < 128; ++i) {
+    list.push_back('\'');
+    list.append(args[i].substr(0, 128 - list.size() + 1));
+    list.append("' ");
   }
+  std::string msg = "ERR unknown command '";
+  msg.append(name.substr(0, 128));
+  msg.append("', with args beginning with: ");
+  msg.append(list);
   return msg;
 }
 

@@ -40,8 +40,7 @@ awaitable<void> Connection::Run() {
       self->socket_.close(ec);
     });
   };
-  int64_t timeout = server_.config().Snapshot().timeout;
-  if (timeout > 0) asio::co_spawn(socket_.get_executor(), IdleWatchdog(self, timeout), asio::detached);
+  asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   ThreadCounters& counters = server_.counters(session_.home);
@@ -128,12 +127,16 @@ void Connection::CompactInput() {
   }
 }
 
-awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self, int64_t timeout_s) {
+// Checks once a second, against the live setting, so CONFIG SET timeout reaches clients that
+// are already connected.
+awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
   asio::steady_timer timer(socket_.get_executor());
   boost::system::error_code ec;
   while (socket_.is_open()) {
     timer.expires_after(std::chrono::seconds(1));
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    int64_t timeout_s = server_.idle_timeout_s();
+    if (timeout_s <= 0) continue;
     int64_t idle_ms = server_.clock().NowMs() - info_->last_active_ms.load(std::memory_order_relaxed);
     if (idle_ms > timeout_s * 1000) {
       spdlog::debug("closing idle client {}", info_->addr);

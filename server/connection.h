@@ -34,7 +34,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Parses complete commands from the input buffer into batch_; false on a protocol error.
   bool ParseBatch();
   void CompactInput();
-  awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self, int64_t timeout_s);
+  awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self);
 
   Server& server_;
   tcp::socket socket_;

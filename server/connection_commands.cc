@@ -43,11 +43,12 @@ bool PasswordMatches(std::string_view given, std::string_view expected) {
 bool Authenticate(ConnCommand& c, std::string_view user, std::string_view password) {
   std::string expected = c.server.config().requirepass();
   if (expected.empty()) {
+    // The default user has no password: any password works for it, no other user exists.
     if (user == "default") {
       c.session.authenticated = true;
       return true;
     }
-    c.reply.Error(errors::kAuthNoPassword);
+    c.reply.Error(errors::kWrongPass);
     return false;
   }
   if (user != "default" || !PasswordMatches(password, expected)) {

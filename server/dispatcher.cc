@@ -25,16 +25,16 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
 const CommandSpec* Dispatcher::AdmitChecks(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) {
-    size_t shown = std::min<size_t>(args.size() - 1, 20);
-    reply.Error(errors::UnknownCommand(args[0], args.data() + 1, shown));
+    reply.Error(errors::UnknownCommand(args[0], args.data() + 1, args.size() - 1));
+    return nullptr;
+  }
+  // Redis checks arity before authentication, so a malformed command says so even then.
+  if (!ArityOk(*spec, args.size())) {
+    reply.Error(errors::WrongArity(spec->name));
     return nullptr;
   }
   if (!session_.authenticated && !(spec->flags & kNoAuth)) {
     reply.Error(errors::kNoAuth);
-    return nullptr;
-  }
-  if (!ArityOk(*spec, args.size())) {
-    reply.Error(errors::WrongArity(spec->name));
     return nullptr;
   }
   return spec;

@@ -143,7 +143,7 @@ void TtlGeneric(ShardCommand& c, TtlForm form) {
     case TtlForm::kPTtl:
       return c.reply.Integer(d - c.now_ms);
     case TtlForm::kExpireTime:
-      return c.reply.Integer(d / 1000);
+      return c.reply.Integer((d + 500) / 1000);
     case TtlForm::kPExpireTime:
       return c.reply.Integer(d);
   }
@@ -336,6 +336,7 @@ void CmdObject(ShardCommand& c) {
   if (EqualsIgnoreCase(sub, "ENCODING")) {
     if (!e) return c.reply.Null();
     std::string_view v = e->value();
+    if (e->edited_in_place()) return c.reply.Bulk("raw");
     return c.reply.Bulk(LooksLikeInteger(v) ? "int" : v.size() <= 44 ? "embstr" : "raw");
   }
   if (EqualsIgnoreCase(sub, "IDLETIME")) {
@@ -441,32 +442,34 @@ awaitable<void> CmdScan(ConnCommand& c) {
   }
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  uint32_t ids[] = {shard_index};
-  co_await shards.RunOn(
-      c.session.home, ids,
-      [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(db);
-        int64_t visits = 0;
-        // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
-        do {
-          table_cursor = d.Scan(table_cursor, now, [&](const Entry* e) {
-            ++visited;
-            if (pattern && !engine::GlobMatch(*pattern, e->key())) return;
-            if (type && !EqualsIgnoreCase(*type, TypeName(e->type()))) return;
-            keys.emplace_back(e->key());
-          });
-        } while (table_cursor != 0 && ++visits < count * 10 && static_cast<int64_t>(keys.size()) < count);
-      },
-      c.session.waker);
+  // Fill up to COUNT keys, moving on to the next shard when one is exhausted, so that an
+  // empty keyspace answers cursor 0 at once whatever the number of shards.
+  while (shard_index < shards.size() && static_cast<int64_t>(keys.size()) < count) {
+    uint32_t ids[] = {shard_index};
+    co_await shards.RunOn(
+        c.session.home, ids,
+        [&](engine::Shard& shard) {
+          engine::Db& d = shard.db(db);
+          int64_t rounds = 0;
+          // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
+          do {
+            table_cursor = d.Scan(table_cursor, now, [&](const Entry* e) {
+              ++visited;
+              if (pattern && !engine::GlobMatch(*pattern, e->key())) return;
+              if (type && !EqualsIgnoreCase(*type, TypeName(e->type()))) return;
+              keys.emplace_back(e->key());
+            });
+          } while (table_cursor != 0 && ++rounds < count * 10 && static_cast<int64_t>(keys.size()) < count);
+        },
+        c.session.waker);
+    if (table_cursor != 0) break;
+    ++shard_index;
+  }
   size_t bytes = 0;
   for (auto& k : keys) bytes += k.size();
   c.charge.Add(engine::RuOp::kQuery, bytes, visited);
   uint64_t next = 0;
-  if (table_cursor != 0) {
-    next = (table_cursor << shard_bits) | shard_index;
-  } else if (shard_index + 1 < shards.size()) {
-    next = shard_index + 1;
-  }
+  if (shard_index < shards.size()) next = (table_cursor << shard_bits) | shard_index;
   c.reply.ArrayHeader(2);
   c.reply.Bulk(std::to_string(next));
   c.reply.ArrayHeader(keys.size());

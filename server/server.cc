@@ -55,6 +55,7 @@ void Server::ApplySettings() {
   Settings live = config_.Snapshot();
   ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
   serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
+  idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
 }
 
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {

@@ -67,6 +67,8 @@ class Server {
   engine::RuMeter& ru_meter() { return ru_meter_; }
   bool serverless() const { return serverless_.load(std::memory_order_relaxed); }
   std::atomic<uint64_t>& ru_billed_milli() { return ru_billed_milli_; }
+  // The idle timeout in seconds (0: none), read by every connection's watchdog.
+  int64_t idle_timeout_s() const { return idle_timeout_s_.load(std::memory_order_relaxed); }
   // Applies live settings that need more than a read (after CONFIG SET).
   void ApplySettings();
   // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
@@ -99,6 +101,7 @@ class Server {
   std::atomic<uint64_t> rejected_connections_{0};
   engine::RuMeter ru_meter_;
   std::atomic<bool> serverless_{false};
+  std::atomic<int64_t> idle_timeout_s_{0};
   std::atomic<uint64_t> ru_billed_milli_{0};
 };
 

@@ -86,7 +86,7 @@ void CmdCommand(ConnCommand& c) {
     c.reply.ArrayHeader(c.args.size() - 2);
     for (size_t i = 2; i < c.args.size(); ++i) {
       const CommandSpec* spec = table.Find(c.args[i]);
-      spec ? WriteCommandInfo(c.reply, *spec) : c.reply.NullArray();
+      spec ? WriteCommandInfo(c.reply, *spec) : c.reply.Null();
     }
     return;
   }

@@ -35,6 +35,7 @@ constexpr int64_t kMaxStringLength = 512ll * 1024 * 1024;
 
 struct ExpiryOption {
   enum Kind { kNone, kRelative, kAbsolute, kKeep, kPersist } kind = kNone;
+  const void* form = nullptr;  // which of EX/PX/EXAT/PXAT set it
   int64_t deadline_ms = kNoDeadline;
 };
 
@@ -52,19 +53,21 @@ bool ParseExpiryOption(ShardCommand& c, const char* command, size_t* i, ExpiryOp
                                     {"PX", TimeUnit::kMilliseconds, false},
                                     {"EXAT", TimeUnit::kSeconds, true},
                                     {"PXAT", TimeUnit::kMilliseconds, true}};
+  // Repeating the same option is allowed (the last one wins); mixing kinds is not.
   if (allow_keepttl && EqualsIgnoreCase(a, "KEEPTTL")) {
-    if (opt->kind != ExpiryOption::kNone) return c.reply.Error(errors::kSyntax), *failed = true;
+    if (opt->kind != ExpiryOption::kNone && opt->kind != ExpiryOption::kKeep) return c.reply.Error(errors::kSyntax), *failed = true;
     opt->kind = ExpiryOption::kKeep;
     return true;
   }
   if (allow_persist && EqualsIgnoreCase(a, "PERSIST")) {
-    if (opt->kind != ExpiryOption::kNone) return c.reply.Error(errors::kSyntax), *failed = true;
+    if (opt->kind != ExpiryOption::kNone && opt->kind != ExpiryOption::kPersist) return c.reply.Error(errors::kSyntax), *failed = true;
     opt->kind = ExpiryOption::kPersist;
     return true;
   }
   for (const Form& f : kForms) {
     if (!EqualsIgnoreCase(a, f.name)) continue;
-    if (opt->kind != ExpiryOption::kNone || *i + 1 >= c.args.size()) {
+    bool same = opt->form == &f;
+    if ((opt->kind != ExpiryOption::kNone && !same) || *i + 1 >= c.args.size()) {
       c.reply.Error(errors::kSyntax);
       *failed = true;
       return true;
@@ -82,6 +85,7 @@ bool ParseExpiryOption(ShardCommand& c, const char* command, size_t* i, ExpiryOp
       return true;
     }
     opt->kind = f.absolute ? ExpiryOption::kAbsolute : ExpiryOption::kRelative;
+    opt->form = &f;
     opt->deadline_ms = *deadline;
     ++*i;
     return true;
@@ -246,6 +250,7 @@ void CmdAppend(ShardCommand& c) {
   e = c.db.ReserveValue(e, len + tail.size());
   std::memcpy(e->mutable_value() + len, tail.data(), tail.size());
   e->set_value_len(static_cast<uint32_t>(len + tail.size()));
+  e->set_edited_in_place(true);
   c.reply.Integer(static_cast<int64_t>(len + tail.size()));
 }
 
@@ -295,6 +300,7 @@ void CmdSetRange(ShardCommand& c) {
     e->set_value_len(static_cast<uint32_t>(needed));
   }
   std::memcpy(e->mutable_value() + offset, patch.data(), patch.size());
+  e->set_edited_in_place(true);
   c.reply.Integer(static_cast<int64_t>(e->value().size()));
 }
 
