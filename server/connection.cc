@@ -33,11 +33,18 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
 
 awaitable<void> Connection::Run() {
   auto self = shared_from_this();
-  info_->kill = [self] {
-    asio::post(self->socket_.get_executor(), [self] {
+  // A weak pointer: the registry's ClientInfo must not keep the connection alive, or a
+  // connection still open at shutdown would form a cycle and never be freed.
+  std::weak_ptr<Connection> weak = self;
+  info_->kill = [weak] {
+    auto conn = weak.lock();
+    if (!conn) return;
+    asio::post(conn->socket_.get_executor(), [weak] {
+      auto c = weak.lock();
+      if (!c) return;
       boost::system::error_code ec;
-      self->socket_.shutdown(tcp::socket::shutdown_both, ec);
-      self->socket_.close(ec);
+      c->socket_.shutdown(tcp::socket::shutdown_both, ec);
+      c->socket_.close(ec);
     });
   };
   asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
