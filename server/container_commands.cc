@@ -350,14 +350,9 @@ awaitable<void> CmdIScan(ConnCommand& c) {
       co_return;
     }
   }
-  // Buckets visited per shard per call. Saturated: `count * 10` overflowed (undefined) for a
-  // COUNT near INT64_MAX and ended the call after one bucket.
-  const int64_t max_rounds = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+  const int64_t max_rounds = ScanRoundLimit(count);
   ShardSet& shards = c.server.shards();
-  uint32_t shard_bits = 0;
-  while ((1u << shard_bits) < shards.size()) ++shard_bits;
-  uint32_t shard_index = static_cast<uint32_t>(cursor & ((1ull << shard_bits) - 1));
-  uint64_t table_cursor = cursor >> shard_bits;
+  ShardCursor at = ShardCursor::Decode(cursor, shards.size());
   std::vector<std::string> docs;
   std::string_view container = c.args[1];
   int64_t now = c.server.clock().NowMs();
@@ -365,38 +360,36 @@ awaitable<void> CmdIScan(ConnCommand& c) {
   if (info && ThrottledFanout(c, *info)) co_return;
   size_t visited = 0;
   // Fill up to COUNT items, moving on to the next shard when one is exhausted.
-  while (shard_index < shards.size() && static_cast<int64_t>(docs.size()) < count) {
-    uint32_t ids[] = {shard_index};
+  while (at.shard < shards.size() && static_cast<int64_t>(docs.size()) < count) {
+    uint32_t ids[] = {at.shard};
     co_await shards.RunOn(
         c.session.home, ids,
         [&](engine::Shard& shard) {
           ContainerPart* part = shard.items().Find(container);
           if (!part) {
-            table_cursor = 0;
+            at.table = 0;
             return;
           }
           int64_t rounds = 0;
           do {
-            table_cursor = shard.items().Scan(*part, table_cursor, now, 1, [&](const Item& item) {
+            at.table = shard.items().Scan(*part, at.table, now, 1, [&](const Item& item) {
               ++visited;
               if (pattern && !engine::GlobMatch(*pattern, item.id)) return;
               docs.emplace_back();
               engine::RenderItem(item.id, item.members, item.last_write_ms / 1000, item.etag, &docs.back());
             });
-          } while (table_cursor != 0 && ++rounds < max_rounds && static_cast<int64_t>(docs.size()) < count);
+          } while (at.table != 0 && ++rounds < max_rounds && static_cast<int64_t>(docs.size()) < count);
         },
         c.session.waker);
-    if (table_cursor != 0) break;
-    ++shard_index;
+    if (at.table != 0) break;
+    ++at.shard;
   }
   size_t bytes = 0;
   for (const auto& d : docs) bytes += d.size();
   c.charge.Add(engine::RuOp::kQuery, bytes, visited);
   c.charge.container = info.get();
-  uint64_t next = 0;
-  if (shard_index < shards.size()) next = (table_cursor << shard_bits) | shard_index;
   c.reply.ArrayHeader(2);
-  c.reply.Bulk(std::to_string(next));
+  c.reply.Bulk(std::to_string(at.Encode(shards.size())));
   c.reply.ArrayHeader(docs.size());
   for (const auto& d : docs) c.reply.Bulk(d);
 }

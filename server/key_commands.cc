@@ -428,24 +428,16 @@ awaitable<void> CmdScan(ConnCommand& c) {
       co_return;
     }
   }
-  uint32_t shard_bits = 0;
-  while ((1u << shard_bits) < shards.size()) ++shard_bits;
-  uint32_t shard_index = static_cast<uint32_t>(cursor & ((1ull << shard_bits) - 1));
-  uint64_t table_cursor = cursor >> shard_bits;
+  ShardCursor at = ShardCursor::Decode(cursor, shards.size());
+  const int64_t max_rounds = ScanRoundLimit(count);
   std::vector<std::string> keys;
   size_t visited = 0;
-  if (shard_index >= shards.size()) {
-    c.reply.ArrayHeader(2);
-    c.reply.Bulk("0");
-    c.reply.ArrayHeader(0);
-    co_return;
-  }
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
   // Fill up to COUNT keys, moving on to the next shard when one is exhausted, so that an
   // empty keyspace answers cursor 0 at once whatever the number of shards.
-  while (shard_index < shards.size() && static_cast<int64_t>(keys.size()) < count) {
-    uint32_t ids[] = {shard_index};
+  while (at.shard < shards.size() && static_cast<int64_t>(keys.size()) < count) {
+    uint32_t ids[] = {at.shard};
     co_await shards.RunOn(
         c.session.home, ids,
         [&](engine::Shard& shard) {
@@ -453,25 +445,23 @@ awaitable<void> CmdScan(ConnCommand& c) {
           int64_t rounds = 0;
           // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
           do {
-            table_cursor = d.Scan(table_cursor, now, [&](const Entry* e) {
+            at.table = d.Scan(at.table, now, [&](const Entry* e) {
               ++visited;
               if (pattern && !engine::GlobMatch(*pattern, e->key())) return;
               if (type && !EqualsIgnoreCase(*type, TypeName(e->type()))) return;
               keys.emplace_back(e->key());
             });
-          } while (table_cursor != 0 && ++rounds < count * 10 && static_cast<int64_t>(keys.size()) < count);
+          } while (at.table != 0 && ++rounds < max_rounds && static_cast<int64_t>(keys.size()) < count);
         },
         c.session.waker);
-    if (table_cursor != 0) break;
-    ++shard_index;
+    if (at.table != 0) break;
+    ++at.shard;
   }
   size_t bytes = 0;
   for (auto& k : keys) bytes += k.size();
   c.charge.Add(engine::RuOp::kQuery, bytes, visited);
-  uint64_t next = 0;
-  if (shard_index < shards.size()) next = (table_cursor << shard_bits) | shard_index;
   c.reply.ArrayHeader(2);
-  c.reply.Bulk(std::to_string(next));
+  c.reply.Bulk(std::to_string(at.Encode(shards.size())));
   c.reply.ArrayHeader(keys.size());
   for (auto& k : keys) c.reply.Bulk(k);
 }

@@ -79,3 +79,29 @@ inline bool ParseCursor(std::string_view text, uint64_t* cursor) {
 }
 
 }  // namespace lapse::server
+
+namespace lapse::server {
+
+// SCAN and ISCAN cursors walk the shards in turn: the shard index sits in the low bits and
+// that shard's table cursor above it. Encode gives 0 once the last shard is done.
+struct ShardCursor {
+  uint32_t shard = 0;
+  uint64_t table = 0;
+
+  static uint32_t Bits(size_t shards) {
+    uint32_t bits = 0;
+    while ((size_t{1} << bits) < shards) ++bits;
+    return bits;
+  }
+  static ShardCursor Decode(uint64_t cursor, size_t shards) {
+    uint32_t bits = Bits(shards);
+    return {static_cast<uint32_t>(cursor & ((uint64_t{1} << bits) - 1)), cursor >> bits};
+  }
+  uint64_t Encode(size_t shards) const { return shard < shards ? (table << Bits(shards)) | shard : 0; }
+};
+
+// Buckets one SCAN step may visit: ten per requested entry, as Redis bounds it, saturated so
+// that a huge COUNT cannot overflow.
+inline int64_t ScanRoundLimit(int64_t count) { return count > INT64_MAX / 10 ? INT64_MAX : count * 10; }
+
+}  // namespace lapse::server
