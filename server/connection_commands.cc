@@ -8,6 +8,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/help_reply.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -170,15 +171,13 @@ void CmdClient(ConnCommand& c) {
     return c.reply.Integer(static_cast<int64_t>(killed));
   }
   if (EqualsIgnoreCase(sub, "HELP") && c.args.size() == 2) {
-    static const char* kHelp[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                   "ID", "    Return the ID of the current connection.",
                                   "GETNAME", "    Return the name of the current connection.",
                                   "SETNAME <name>", "    Assign the name <name> to the current connection.",
                                   "LIST [ID <id> [<id> ...]]", "    Return information about client connections.",
                                   "INFO", "    Return information about the current client connection.",
-                                  "KILL ID <id>", "    Kill the connection with this id."};
-    c.reply.ArrayHeader(std::size(kHelp));
-    for (const char* line : kHelp) c.reply.SimpleString(line);
+                                  "KILL ID <id>", "    Kill the connection with this id."});
     return;
   }
   std::string lower(sub);

@@ -15,6 +15,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/help_reply.h"
 #include "server/fanout.h"
 #include "server/key_util.h"
 #include "server/server.h"
@@ -321,13 +322,11 @@ void CmdObject(ShardCommand& c) {
   // and runs on the caller's own shard.
   std::string_view sub = c.args[1];
   if (c.args.size() == 2 && EqualsIgnoreCase(sub, "HELP")) {
-    static const char* kHelp[] = {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    ReplyHelp(c.reply, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                   "ENCODING <key>", "    Return the kind of internal representation used for the value.",
                                   "FREQ <key>", "    Return the access frequency index of the key.",
                                   "IDLETIME <key>", "    Return the idle time of the key (about 18 hours of range).",
-                                  "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."};
-    c.reply.ArrayHeader(std::size(kHelp));
-    for (const char* line : kHelp) c.reply.SimpleString(line);
+                                  "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."});
     return;
   }
   if (c.args.size() != 3) return c.reply.Error(errors::UnknownSubcommand(sub, "object"));

@@ -18,6 +18,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/help_reply.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -206,12 +207,10 @@ void CmdDebug(ConnCommand& c) {
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "HELP")) {
-    static const char* kHelp[] = {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    ReplyHelp(c.reply, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                   "ADVANCE <milliseconds>", "    Move the server clock forward.",
                                   "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
-                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>."};
-    c.reply.ArrayHeader(std::size(kHelp));
-    for (const char* line : kHelp) c.reply.SimpleString(line);
+                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
     return;
   }
   c.reply.Error(errors::UnknownSubcommand(sub, "debug"));
