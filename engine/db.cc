@@ -114,11 +114,18 @@ bool Db::Erase(std::string_view key, int64_t now_ms) {
   return true;
 }
 
+// One lookup: unlink first, then treat an expired entry exactly as Find would (lazy expiry).
 Entry* Db::Extract(std::string_view key, int64_t now_ms) {
-  uint64_t hash = HashKey(key);
-  if (Find(key, hash, now_ms) == nullptr) return nullptr;
-  Entry* e = table_.UnlinkAt(table_.FindLink(key, hash));
+  Entry** link = table_.FindLink(key, HashKey(key));
+  if (link == nullptr) return nullptr;
+  Entry* e = table_.UnlinkAt(link);
   Untrack(e);
+  if (IsExpired(e, now_ms)) {
+    Entry::Destroy(e);
+    ++expiry_stats_.expired_keys;
+    ++expiry_stats_.expired_lazily;
+    return nullptr;
+  }
   return e;
 }
 
