@@ -200,6 +200,12 @@ void CmdDebug(ConnCommand& c) {
     c.server.shards().set_active_expire(on == 1);
     return c.reply.Ok();
   }
+  if (EqualsIgnoreCase(sub, "FREEZE-CLOCK") && c.args.size() == 3) {
+    int64_t on = 0;
+    if (!protocol::ParseInt64(c.args[2], &on) || (on != 0 && on != 1)) return c.reply.Error(errors::kNotInteger);
+    c.server.clock().SetFrozen(on == 1);
+    return c.reply.Ok();
+  }
   if (EqualsIgnoreCase(sub, "SLEEP") && c.args.size() == 3) {
     double seconds = 0;
     if (!protocol::ParseDouble(c.args[2], &seconds) || seconds < 0) return c.reply.Error(errors::kNotFloat);
@@ -209,6 +215,7 @@ void CmdDebug(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "HELP")) {
     ReplyHelp(c.reply, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                   "ADVANCE <milliseconds>", "    Move the server clock forward.",
+                                  "FREEZE-CLOCK <0|1>", "    Stop the server clock (ADVANCE still moves it) or let it run again.",
                                   "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
                                   "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
     return;
@@ -484,7 +491,7 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
-  table.Add({"debug", -2, kAdmin, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, SET-ACTIVE-EXPIRE, SLEEP."});
+  table.Add({"debug", -2, kAdmin, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"info", -1, 0, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
 }
 

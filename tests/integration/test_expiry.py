@@ -8,12 +8,11 @@ GET with the value and PTTL with 0. LAST_VISIBLE below holds that one choice; se
 test Redis's read rule instead. (Both agree that setting a deadline <= now deletes at once:
 `EXPIRE k 0`, `PEXPIREAT k <now>`.)
 
-The server clock is the system clock plus the DEBUG ADVANCE offset, so it keeps moving while
-a test runs. To check a boundary to the millisecond the reads are bracketed by TIME (which
-includes the offset): reads run in one pipeline between two TIMEs, and when both TIMEs fall
-in the same millisecond every read in between ran at that millisecond. A read at t must see
-a key whose deadline is d iff t <= d + LAST_VISIBLE. Brackets that straddle a millisecond
-still bound t.
+The server clock is the system clock plus the DEBUG ADVANCE offset. The boundary tests
+stop it (DEBUG FREEZE-CLOCK 1) so that each read runs at the millisecond the test chose; one
+test lets it run and brackets each pipeline of reads by two TIMEs (which include the offset):
+a read at t must see a key whose deadline is d iff t <= d + LAST_VISIBLE, for every t the
+bracket allows.
 
 Runs with 1, 2 and 4 threads, with background expiry on and paused
 (DEBUG SET-ACTIVE-EXPIRE 0).
@@ -117,35 +116,40 @@ def active(request, raw):
     return request.param
 
 
-def test_px_1500_visible_at_1499_and_gone_at_1500(raw, active):
-    """SET PX 1500, then the server clock is moved to just before the deadline and the reads
-    are polled while real time crosses it, until the last visible millisecond and the first
-    expired one have each been seen by a bracket that did not straddle."""
+@pytest.fixture
+def frozen(raw):
+    """The server clock stands still for the test (DEBUG ADVANCE still moves it), so a read
+    runs at exactly the millisecond the test chose."""
+    assert raw.call("DEBUG", "FREEZE-CLOCK", 1) == "OK"
+    yield
+    assert raw.call("DEBUG", "FREEZE-CLOCK", 0) == "OK"
+
+
+def set_with_px_1500(raw, value):
+    """SET k value PX 1500 on a frozen clock; returns the deadline, which is exactly now + 1500."""
+    raw.call("FLUSHALL")
+    now = server_ms(raw)
+    assert raw.call("SET", "k", value, "PX", 1500) == "OK"
+    deadline = raw.call("PEXPIRETIME", "k")
+    assert deadline == now + 1500
+    return deadline
+
+
+def test_px_1500_visible_at_1499_and_gone_at_1500(raw, active, frozen):
+    """Every read surface at the last visible millisecond, then one millisecond later."""
     value = b"v" * 7
-    for attempt in range(100):
-        raw.call("FLUSHALL")
-        t_before = server_ms(raw)
-        assert raw.call("SET", "k", value, "PX", 1500) == "OK"
-        t_after = server_ms(raw)
-        deadline = raw.call("PEXPIRETIME", "k")
-        assert t_before + 1500 <= deadline <= t_after + 1500
-        seen = set()
-        now = server_ms(raw)
-        last = deadline + LAST_VISIBLE
-        if last - 1 > now:
-            raw.call("DEBUG", "ADVANCE", last - 1 - now)
-        for _ in range(400):
-            t0, t1, reads = bracketed_reads(raw, "k")
-            exact = check_reads("k", value, deadline, t0, t1, reads)
-            if exact is not None:
-                seen.add(exact)
-            check_scan("k", deadline, *bracketed_scan(raw))
-            if t0 > last + 2:
-                break
-        if last in seen and last + 1 in seen:
-            return
-    pytest.fail(f"could not observe both the last visible ms and the next in a clean bracket in 100 attempts; "
-                f"last: {seen}")
+    deadline = set_with_px_1500(raw, value)
+    last = deadline + LAST_VISIBLE
+    raw.call("DEBUG", "ADVANCE", last - server_ms(raw))
+    t0, t1, reads = bracketed_reads(raw, "k")
+    assert t0 == t1 == last
+    assert reads == expect_visible("k", value, deadline, last)
+    assert bracketed_scan(raw)[2] == [b"k"]
+    raw.call("DEBUG", "ADVANCE", 1)
+    t0, t1, reads = bracketed_reads(raw, "k")
+    assert t0 == t1 == last + 1
+    assert reads == GONE
+    assert bracketed_scan(raw)[2] == []
 
 
 SURFACES = {
@@ -164,42 +168,49 @@ SURFACES = {
 }
 
 
+
 @pytest.mark.parametrize("surface", list(SURFACES))
-def test_each_read_surface_alone_at_the_deadline(raw, active, surface):
+def test_each_read_surface_alone_at_the_deadline(raw, active, frozen, surface):
     """Each read surface on its own (no other read deletes the key lazily first): the key is
     seen at its last visible millisecond and not one millisecond later."""
     cmd, visible, gone = SURFACES[surface]
-    for attempt in range(100):
-        raw.call("FLUSHALL")
-        raw.call("SET", "k", "v", "PX", 1500)
-        deadline = raw.call("PEXPIRETIME", "k")
-        now = server_ms(raw)
-        last = deadline + LAST_VISIBLE
-        if last - 1 > now:
-            raw.call("DEBUG", "ADVANCE", last - 1 - now)
-        seen = set()
-        for _ in range(400):
-            if cmd is None:
-                t0, t1, reply = bracketed_scan(raw)
-            else:
-                r = raw.pipeline([("TIME",), cmd, ("TIME",)])
-                t0, reply, t1 = ms_of(r[0]), r[1], ms_of(r[2])
-            if t1 <= last:
-                if surface == "PTTL":
-                    assert deadline - t1 <= reply <= deadline - t0, f"PTTL at {at(t1, deadline)}"
-                elif surface == "TTL":
-                    assert (deadline - t1 + 500) // 1000 <= reply <= (deadline - t0 + 500) // 1000
-                else:
-                    assert reply == visible, f"{surface} at {at(t1, deadline)}"
-            elif t0 > last:
-                assert reply == gone, f"{surface} at {at(t0, deadline)}"
-            if t0 == t1:
-                seen.add(t0)
-            if t0 > last + 2:
-                break
-        if last in seen and last + 1 in seen:
-            return
-    pytest.fail(f"{surface}: could not observe the last visible ms and the next in clean brackets; last: {seen}")
+
+    def read():
+        return full_scan(raw, raw.call("SCAN", 0, "COUNT", 1000)) if cmd is None else raw.call(*cmd)
+
+    deadline = set_with_px_1500(raw, "v")
+    raw.call("DEBUG", "ADVANCE", deadline + LAST_VISIBLE - server_ms(raw))
+    expected = {"TTL": 0, "PTTL": -LAST_VISIBLE}.get(surface, visible)
+    assert read() == expected, f"{surface} at the last visible millisecond"
+    raw.call("DEBUG", "ADVANCE", 1)
+    assert read() == gone, f"{surface} one millisecond later"
+
+
+def test_reads_agree_with_a_running_clock(raw, active):
+    """With the clock running, reads are polled while real time crosses the deadline. Each
+    pipeline is bracketed by two TIMEs and must agree with every millisecond it may have run
+    at; the test goes on until it has seen brackets wholly before and wholly after the deadline."""
+    value = b"v" * 7
+    raw.call("FLUSHALL")
+    t_before = server_ms(raw)
+    assert raw.call("SET", "k", value, "PX", 1500) == "OK"
+    t_after = server_ms(raw)
+    deadline = raw.call("PEXPIRETIME", "k")
+    assert t_before + 1500 <= deadline <= t_after + 1500
+    last = deadline + LAST_VISIBLE
+    now = server_ms(raw)
+    if last - 200 > now:
+        raw.call("DEBUG", "ADVANCE", last - 200 - now)
+    before = after = 0
+    for _ in range(2000):
+        t0, t1, reads = bracketed_reads(raw, "k")
+        check_reads("k", value, deadline, t0, t1, reads)
+        check_scan("k", deadline, *bracketed_scan(raw))
+        before += t1 <= last
+        after += t0 > last
+        if after >= 3:
+            break
+    assert before > 0 and after >= 3, f"brackets before the deadline: {before}, after: {after}"
 
 
 def test_px_1500_with_advance_steps(raw, active):
@@ -236,9 +247,10 @@ def test_redis_py_expiry(r, active):
     assert r.randomkey() == "c"
 
 
-def test_many_keys_each_expire_at_their_millisecond(raw, active):
-    """400 keys spread over every shard with deadlines 1 ms apart; the clock is stepped
-    across them and after every step each key's visibility must match its deadline."""
+def test_many_keys_each_expire_at_their_millisecond(raw, active, frozen):
+    """400 keys spread over every shard with deadlines 1 ms apart; the frozen clock is stepped
+    one millisecond at a time across them and after every step each key's visibility must
+    match its deadline exactly."""
     n = 400
     cmds = [("SET", f"key:{i}", f"v{i}", "PX", 1000 + i) for i in range(n)]
     assert raw.pipeline(cmds) == ["OK"] * n
@@ -251,7 +263,7 @@ def test_many_keys_each_expire_at_their_millisecond(raw, active):
         # DBSIZE and KEYS first: MGET deletes expired keys lazily, they must not need it
         replies = raw.pipeline([("TIME",), ("DBSIZE",), ("KEYS", "*"), ("MGET", *keys), ("TIME",)])
         t0, dbsize, live_keys, values, t1 = ms_of(replies[0]), replies[1], replies[2], replies[3], ms_of(replies[4])
-        assert 0 <= t1 - t0
+        assert t0 == t1
         for i, (v, d) in enumerate(zip(values, deadlines)):
             if t1 <= d + LAST_VISIBLE:
                 assert v == f"v{i}".encode(), f"key:{i} missing at {at(t1, d)}"
@@ -264,7 +276,7 @@ def test_many_keys_each_expire_at_their_millisecond(raw, active):
         assert surely_alive <= live <= maybe_alive
         if t0 > max(deadlines):
             break
-        raw.call("DEBUG", "ADVANCE", 7)
+        raw.call("DEBUG", "ADVANCE", 1)
     assert raw.call("DBSIZE") == 0
     assert full_scan(raw, raw.call("SCAN", 0)) == []
 
