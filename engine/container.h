@@ -51,7 +51,9 @@ struct ContainerInfo {
   std::atomic<int64_t> default_ttl{kTtlOff};
   std::atomic<bool> dropped{false};
   // Its own RU budget (CSETRU); limit 0 means the container shares the server-wide budget.
+  // The meter keeps it as a double; the integer the client set is kept too, to read back exactly.
   RuMeter meter;
+  std::atomic<int64_t> ru_per_second{0};
   // Reclamation figures over all shards.
   std::atomic<uint64_t> reclaimed_background{0};
   std::atomic<uint64_t> reclaimed_lazy{0};

@@ -281,11 +281,16 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
   // catches up, take only items older than that, or an inheriting item would overtake older
   // own-ttl ones (found by tests/engine/item_store_test.cc, ManyItemsReclaimedInDeadlineOrder).
   const bool wheel_behind = wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
+  // Containers whose budget refused a deletion in this call: the others still go on, so one
+  // container out of its own budget does not hold back the rest.
+  std::vector<const ContainerPart*> refused;
+  auto is_refused = [&](const ContainerPart* p) { return std::find(refused.begin(), refused.end(), p) != refused.end(); };
   while (done < max_items) {
     ContainerPart* best_part = nullptr;
     Item* best = nullptr;
     int64_t best_deadline = 0;
     for (auto& [name, part] : parts_) {
+      if (!refused.empty() && is_refused(part.get())) continue;
       int64_t d = 0;
       if (Item* item = OldestExpired(*part, now_ms, &d); item && (!best || d < best_deadline)) {
         best = item;
@@ -293,12 +298,13 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
         best_part = part.get();
       }
     }
-    if (!best) return wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
+    // Out of budget for now: report caught up so that the caller sleeps instead of spinning.
+    if (!best) return !blocked_ && wheel_.NextEventTime().value_or(INT64_MAX) <= now_ms;
     if (wheel_behind && best_deadline >= wheel_.current()) return true;  // next call advances it
     if (!admit(*best)) {
-      // Out of budget for now: report caught up so that the caller sleeps instead of spinning.
       blocked_ = true;
-      return false;
+      refused.push_back(best_part);
+      continue;
     }
     uint64_t lag = static_cast<uint64_t>(std::max<int64_t>(0, now_ms - best_deadline));
     best_part->counters.reclaim_lag_max_ms = std::max(best_part->counters.reclaim_lag_max_ms, lag);
@@ -312,10 +318,6 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
   }
   return true;
 }
-
-}  // namespace lapse::engine
-
-namespace lapse::engine {
 
 uint64_t ItemStore::Backlog(int64_t now_ms) {
   uint64_t backlog = 0;

@@ -206,14 +206,23 @@ std::optional<std::vector<std::string>> SplitLine(std::string_view line) {
 
 }  // namespace
 
-std::optional<std::string> Config::SetLocked(std::string_view name, std::string_view value, bool at_startup) {
+namespace {
+
+std::optional<std::string> SetOne(Settings& target, std::string_view name, std::string_view value, bool at_startup) {
   const Option* opt = FindOption(name);
   if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
   if (!at_startup && !opt->mutable_at_runtime)
     return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - can't set immutable config";
-  Settings candidate = settings_;
-  if (auto err = opt->set(candidate, value))
+  if (auto err = opt->set(target, value))
     return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + *err;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> Config::SetLocked(std::string_view name, std::string_view value, bool at_startup) {
+  Settings candidate = settings_;
+  if (auto err = SetOne(candidate, name, value, at_startup)) return err;
   settings_ = std::move(candidate);
   return std::nullopt;
 }
@@ -221,6 +230,28 @@ std::optional<std::string> Config::SetLocked(std::string_view name, std::string_
 std::optional<std::string> Config::Set(std::string_view name, std::string_view value) {
   std::lock_guard lock(mu_);
   return SetLocked(name, value, false);
+}
+
+std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
+  std::lock_guard lock(mu_);
+  // Like Redis: every name is checked (known, mutable, not repeated) before any value.
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    std::string_view name = pairs[i].first;
+    const Option* opt = FindOption(name);
+    if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
+    if (!opt->mutable_at_runtime)
+      return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - can't set immutable config";
+    for (size_t j = 0; j < i; ++j) {
+      if (Lower(pairs[j].first) == Lower(name))
+        return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - duplicate parameter";
+    }
+  }
+  Settings candidate = settings_;
+  for (const auto& [name, value] : pairs) {
+    if (auto err = SetOne(candidate, name, value, false)) return err;
+  }
+  settings_ = std::move(candidate);
+  return std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {

@@ -49,6 +49,8 @@ class Config {
 
   // Sets one setting by its Redis name; returns an error message ("ERR ...") on failure.
   std::optional<std::string> Set(std::string_view name, std::string_view value);
+  // CONFIG SET with several pairs: all of them, or none when one fails (as Redis 7 does).
+  std::optional<std::string> SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
   // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
 

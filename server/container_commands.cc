@@ -63,13 +63,14 @@ void CmdCSetRu(ConnCommand& c) {
   }
   auto info = c.server.containers().FindOrCreate(c.args[1]);
   info->meter.set_limit(static_cast<double>(ru));
+  info->ru_per_second.store(ru, std::memory_order_relaxed);
   c.reply.Ok();
 }
 
 void CmdCGetRu(ConnCommand& c) {
   auto info = c.server.containers().Find(c.args[1]);
-  double limit = info ? info->meter.limit() : 0;
-  limit > 0 ? c.reply.Integer(static_cast<int64_t>(limit)) : c.reply.Null();
+  int64_t limit = info ? info->ru_per_second.load(std::memory_order_relaxed) : 0;
+  limit > 0 ? c.reply.Integer(limit) : c.reply.Null();
 }
 
 void CmdLastCharge(ConnCommand& c) { c.reply.Double(c.session.last_charge); }
@@ -150,7 +151,8 @@ awaitable<void> CmdCInfo(ConnCommand& c) {
   auto milli = [](const std::atomic<int64_t>& v) { return static_cast<double>(v.load()) / 1000.0; };
   c.reply.MapHeader(16);
   c.reply.Bulk("ru_per_second");
-  ci && ci->meter.limit() > 0 ? c.reply.Integer(static_cast<int64_t>(ci->meter.limit())) : c.reply.Null();
+  int64_t own_budget = ci ? ci->ru_per_second.load(std::memory_order_relaxed) : 0;
+  own_budget > 0 ? c.reply.Integer(own_budget) : c.reply.Null();
   c.reply.Bulk("ru_user_total");
   c.reply.Double(ci ? milli(ci->ru_user_total_milli) : 0);
   c.reply.Bulk("ru_reclaim_total");

@@ -84,9 +84,14 @@ awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view
       protocol::ReplyWriter scratch_reply(&scratch, session_.resp);
       const CommandSpec* spec = Admit(args, scratch_reply);
       if (spec == nullptr || !std::holds_alternative<ShardHandler>(spec->handler)) {
+        // The flush records the queued commands' charges; a refused command came after them.
+        double refused_charge = session_.last_charge;
         co_await Flush(out);
         out->append(scratch);
-        if (spec == nullptr) continue;
+        if (spec == nullptr) {
+          session_.last_charge = refused_charge;
+          continue;
+        }
       } else {
         queue_.push_back({spec, &args, ShardOf(*spec, args), session_.db, session_.resp});
         continue;

@@ -152,9 +152,9 @@ void CmdConfig(ConnCommand& c) {
   }
   if (EqualsIgnoreCase(sub, "SET")) {
     if (c.args.size() < 4 || c.args.size() % 2 != 0) return c.reply.Error(errors::WrongArity("config|set"));
-    for (size_t i = 2; i < c.args.size(); i += 2) {
-      if (auto err = config.Set(c.args[i], c.args[i + 1])) return c.reply.Error(*err);
-    }
+    std::vector<std::pair<std::string_view, std::string_view>> pairs;
+    for (size_t i = 2; i < c.args.size(); i += 2) pairs.emplace_back(c.args[i], c.args[i + 1]);
+    if (auto err = config.SetAll(pairs)) return c.reply.Error(*err);
     c.server.ApplySettings();
     return c.reply.Ok();
   }

@@ -591,20 +591,21 @@ TEST_F(ReclaimOrderTest, StopsWhenAdmitRefuses) {
     admitted.push_back(item.id);
     return true;
   };
-  // A refusal ends the call and reports it blocked (not "more due": the caller should wait).
+  // A refusal sets that container aside for the call; when every container has been refused
+  // the call reports itself blocked (not "more due": the caller should wait).
   EXPECT_FALSE(store_.Reclaim(now_, 100, admit));
   EXPECT_TRUE(store_.reclaim_blocked());
   EXPECT_EQ(admitted, (std::vector<std::string>{"b1", "c3", "a3"}));
   EXPECT_EQ(store_.items_stored(), 8u);
-  // Refused again: nothing more is deleted, however large max_items is.
-  int asked = 0;
+  // Refused again: nothing more is deleted, however large max_items is, and each container
+  // is offered once, its oldest first, oldest container first.
+  std::vector<std::string> offered;
   EXPECT_FALSE(store_.Reclaim(now_, SIZE_MAX, [&](const Item& item) {
-    ++asked;
-    EXPECT_EQ(item.id, "c2");  // it is offered the oldest
+    offered.push_back(item.id);
     return false;
   }));
   EXPECT_TRUE(store_.reclaim_blocked());
-  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(offered, (std::vector<std::string>{"c2", "a1", "b3"}));
   EXPECT_EQ(store_.items_stored(), 8u);
   // Expired items stay invisible while waiting.
   ExpectFigures("A", 1, 3, 2);
@@ -619,6 +620,22 @@ TEST_F(ReclaimOrderTest, StopsWhenAdmitRefuses) {
   EXPECT_FALSE(store_.reclaim_blocked());
   EXPECT_EQ(admitted.back(), "b3");
   EXPECT_EQ(ReclaimAll(), (std::vector<std::string>{"a2", "c1", "b2"}));
+}
+
+// A container out of its own budget must not hold back the others (found by
+// tests/integration/test_request_units.py).
+TEST_F(ReclaimOrderTest, ARefusedContainerDoesNotHoldBackTheOthers) {
+  At(40'000);
+  std::vector<std::string> admitted;
+  auto all_but_c = [&](const Item& item) {
+    if (item.id[0] == 'c') return false;
+    admitted.push_back(item.id);
+    return true;
+  };
+  EXPECT_FALSE(store_.Reclaim(now_, 100, all_but_c));
+  EXPECT_TRUE(store_.reclaim_blocked());
+  EXPECT_EQ(admitted, (std::vector<std::string>{"b1", "a3", "a1", "b3", "a2", "b2"}));
+  ExpectFigures("C", 0, 3, 3);
 }
 
 TEST_F(ReclaimOrderTest, OldestExpiredDeadlineFigure) {
