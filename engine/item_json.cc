@@ -1,5 +1,6 @@
 #include "engine/item_json.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/container.h"
@@ -69,6 +70,63 @@ void SplitMembers(std::string_view json, std::vector<RawMember>* members) {
   }
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether s is exactly one JSON number by the grammar of RFC 8259:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i >= s.size() || !IsDigit(s[i])) return false;
+  if (s[i++] != '0') {
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  if (i < s.size() && s[i] == '.') {
+    if (++i >= s.size() || !IsDigit(s[i])) return false;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    if (++i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (i >= s.size() || !IsDigit(s[i])) return false;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  return i == s.size();
+}
+
+// simdjson refuses numbers it cannot represent (1e400, integers past 64 bits) although
+// JSON allows them. This copy has every well-formed number outside strings replaced by 0,
+// which keeps the document valid exactly when the original was; numbers that break the
+// grammar are left alone, so they still fail.
+std::string WithNumbersZeroed(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  size_t i = 0;
+  while (i < json.size()) {
+    char c = json[i];
+    if (c == '"') {
+      size_t end = std::min(SkipString(json, i), json.size());
+      out.append(json.substr(i, end - i));
+      i = end;
+    } else if (c == '-' || IsDigit(c)) {
+      size_t end = i;
+      while (end < json.size() && (IsDigit(json[end]) || json[end] == '-' || json[end] == '+' || json[end] == '.' ||
+                                   json[end] == 'e' || json[end] == 'E'))
+        ++end;
+      std::string_view token = json.substr(i, end - i);
+      out.append(IsJsonNumber(token) ? std::string_view("0") : token);
+      i = end;
+    } else {
+      out.push_back(c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool IsNumberError(simdjson::error_code e) {
+  return e == simdjson::NUMBER_ERROR || e == simdjson::NUMBER_OUT_OF_RANGE;
+}
+
 bool ValidTtlElement(const simdjson::dom::element& v, int64_t* ttl) {
   if (v.type() != simdjson::dom::element_type::INT64 && v.type() != simdjson::dom::element_type::UINT64) return false;
   int64_t n = 0;
@@ -86,6 +144,8 @@ bool ValidTtlElement(const simdjson::dom::element& v, int64_t* ttl) {
 
 }  // namespace
 
+bool ValidContainerName(std::string_view name) { return ValidItemId(name); }
+
 bool ValidItemId(std::string_view id) {
   if (id.empty() || id.size() > 255) return false;
   for (char c : id) {
@@ -99,6 +159,13 @@ ItemJsonError ItemJsonParser::Parse(std::string_view id, std::string_view json, 
   if (json.size() > kMaxItemBytes) return ItemJsonError::kTooLarge;
   simdjson::dom::element doc;
   auto error = parser_.parse(json.data(), json.size(), true).get(doc);
+  if (IsNumberError(error)) {
+    // Parse the stand-in for validity and structure; members are still cut from `json`, so
+    // the numbers are stored as written, and a huge "ttl" is an invalid ttl, not bad JSON.
+    zeroed_ = WithNumbersZeroed(json);
+    simdjson::error_code retry = parser_.parse(zeroed_.data(), zeroed_.size(), true).get(doc);
+    if (!retry) error = simdjson::SUCCESS;
+  }
   if (error) {
     *detail = simdjson::error_message(error);
     return ItemJsonError::kInvalidJson;
@@ -110,24 +177,32 @@ ItemJsonError ItemJsonParser::Parse(std::string_view id, std::string_view json, 
   SplitMembers(json, &raw);
   out->members.clear();
   out->ttl = kNoItemTtl;
+  // A property given twice would leave readers to guess which one counts (and IGET would
+  // return both): refused, whatever the property, but for the server's own _ts and _etag,
+  // which are dropped anyway.
+  static thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  for (auto field : object) {
+    if (field.key != "_ts" && field.key != "_etag") keys.push_back(field.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end()) {
+    *detail = std::string(*dup);
+    return ItemJsonError::kDuplicateProperty;
+  }
   size_t index = 0;
-  bool seen_id = false, seen_ttl = false;
   for (auto field : object) {
     const RawMember& member = raw[index++];
     std::string_view key = field.key;
     if (key == "id") {
       std::string_view value;
-      if (seen_id || field.value.get_string().get(value) || value != id) return ItemJsonError::kIdMismatch;
-      seen_id = true;
+      if (field.value.get_string().get(value) || value != id) return ItemJsonError::kIdMismatch;
       continue;
     }
     if (key == "_ts" || key == "_etag") continue;
-    if (key == "ttl") {
-      if (seen_ttl || !ValidTtlElement(field.value, &out->ttl)) {
-        *detail = std::string(member.value);
-        return ItemJsonError::kInvalidTtl;
-      }
-      seen_ttl = true;
+    if (key == "ttl" && !ValidTtlElement(field.value, &out->ttl)) {
+      *detail = std::string(member.value);
+      return ItemJsonError::kInvalidTtl;
     }
     if (!out->members.empty()) out->members.push_back(',');
     out->members.append(member.text);

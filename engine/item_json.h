@@ -26,6 +26,7 @@ enum class ItemJsonError {
   kNotObject,
   kIdMismatch,   // the body's "id" is not the string given as argument
   kInvalidTtl,   // detail: the ttl value's text as the client wrote it
+  kDuplicateProperty,  // detail: the property's name
 };
 
 struct ParsedItem {
@@ -41,10 +42,13 @@ class ItemJsonParser {
 
  private:
   simdjson::dom::parser parser_;
+  std::string zeroed_;  // the stand-in document for numbers simdjson cannot hold
 };
 
 // Checks an item id: non-empty, at most 255 bytes, valid UTF-8, none of / \ ? #.
 bool ValidItemId(std::string_view id);
+// Container names follow the same rule as item ids (Cosmos DB's rule for resource ids).
+bool ValidContainerName(std::string_view name);
 
 // The document IGET returns: {"id":…, <members>, "_ts":…, "_etag":"…"}.
 void RenderItem(std::string_view id, std::string_view members, int64_t ts_seconds, uint64_t etag, std::string* out);

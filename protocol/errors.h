@@ -15,6 +15,9 @@ namespace lapse::protocol::errors {
 inline constexpr std::string_view kInvalidMultibulkLength = "Protocol error: invalid multibulk length";
 inline constexpr std::string_view kInvalidBulkLength = "Protocol error: invalid bulk length";
 inline constexpr std::string_view kTooBigInline = "Protocol error: too big inline request";
+// Before AUTH, a client may send no more than 10 arguments of at most 16 KiB (Redis 7.0).
+inline constexpr std::string_view kUnauthenticatedMultibulkLength = "Protocol error: unauthenticated multibulk length";
+inline constexpr std::string_view kUnauthenticatedBulkLength = "Protocol error: unauthenticated bulk length";
 inline constexpr std::string_view kTooBigMbulkCount = "Protocol error: too big mbulk count string";
 inline constexpr std::string_view kTooBigBulkCount = "Protocol error: too big bulk count string";
 inline constexpr std::string_view kUnbalancedQuotes = "Protocol error: unbalanced quotes in request";
@@ -46,6 +49,20 @@ inline constexpr std::string_view kAuthNoPassword =
     "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 inline constexpr std::string_view kUnsupportedProtocol = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
+inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
+// Sent (then the connection is closed) to a non-loopback client while protected-mode is on
+// and no password is set. Redis 7.0's text, its typo included.
+inline constexpr std::string_view kProtectedMode =
+    "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the "
+    "default user. In this mode connections are only accepted from the loopback interface. If you want to connect "
+    "from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode "
+    "sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the "
+    "same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do "
+    "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode "
+    "by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting "
+    "the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above "
+    "things in order for the server to start accepting connections from the outside.";
 inline constexpr std::string_view kDebugDisabled =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";
@@ -56,12 +73,20 @@ inline constexpr std::string_view kItemIdMismatch = "ERR the item's \"id\" prope
 inline constexpr std::string_view kItemTooLarge = "ERR the item is larger than the maximum of 2097152 bytes";
 inline constexpr std::string_view kInvalidItemId =
     "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
-inline constexpr std::string_view kInvalidEtag = "ERR invalid etag";
+inline constexpr std::string_view kInvalidContainerName =
+    "ERR invalid container name: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
 
 inline std::string InvalidTtl(std::string_view value) {
   std::string msg = "ERR The input ttl '";
   msg.append(value);
   msg.append("' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire.");
+  return msg;
+}
+
+inline std::string DuplicateProperty(std::string_view name) {
+  std::string msg = "ERR the item has the property '";
+  msg.append(name);
+  msg.append("' more than once");
   return msg;
 }
 
@@ -71,17 +96,21 @@ inline std::string InvalidJson(std::string_view detail) {
   return msg;
 }
 
+// An argument as Redis's printf("%s") shows it: up to its first NUL byte.
+inline std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
+
 // As Redis 7.0 builds it: the name cut to 128 bytes, then quoted arguments appended while
-// the list is shorter than 128 bytes, the last one cut to what is left of those 128.
+// the list is shorter than 128 bytes, the last one cut to what is left of those 128; each
+// also ends at a NUL byte, as C strings do.
 inline std::string UnknownCommand(std::string_view name, const std::string_view* args, size_t nargs) {
   std::string list;
   for (size_t i = 0; i < nargs && list.size() < 128; ++i) {
     list.push_back('\'');
-    list.append(args[i].substr(0, 128 - list.size() + 1));
+    list.append(UpToNul(args[i]).substr(0, 128 - list.size() + 1));
     list.append("' ");
   }
   std::string msg = "ERR unknown command '";
-  msg.append(name.substr(0, 128));
+  msg.append(UpToNul(name).substr(0, 128));
   msg.append("', with args beginning with: ");
   msg.append(list);
   return msg;

@@ -107,6 +107,9 @@ ParseStatus RespParser::ParseMultibulk(std::string_view input, size_t* consumed,
         (count > 0 && static_cast<uint64_t>(count) > limits_.max_multibulk_len)) {
       return Fail(std::string(errors::kInvalidMultibulkLength));
     }
+    if (limits_.unauthenticated && count > ParserLimits::kUnauthenticatedMaxArgs) {
+      return Fail(std::string(errors::kUnauthenticatedMultibulkLength));
+    }
     scan_pos_ = cr + 2;
     if (count <= 0) return Finish(input, consumed, args);
     expected_args_ = count;
@@ -128,6 +131,9 @@ ParseStatus RespParser::ParseMultibulk(std::string_view input, size_t* consumed,
       if (!ParseInt64(input.substr(scan_pos_ + 1, cr - scan_pos_ - 1), &len) || len < 0 ||
           static_cast<uint64_t>(len) > limits_.max_bulk_len) {
         return Fail(std::string(errors::kInvalidBulkLength));
+      }
+      if (limits_.unauthenticated && len > ParserLimits::kUnauthenticatedMaxBulk) {
+        return Fail(std::string(errors::kUnauthenticatedBulkLength));
       }
       bulk_len_ = len;
       scan_pos_ = cr + 2;

@@ -23,6 +23,11 @@ struct ParserLimits {
   uint64_t max_bulk_len = 512ull * 1024 * 1024;  // proto-max-bulk-len
   uint64_t max_multibulk_len = 1024 * 1024;      // items in one request
   uint64_t max_inline_len = 64 * 1024;           // one inline request or count line
+  // A client that still has to authenticate gets Redis's tighter limits: at most
+  // kUnauthenticatedMaxArgs arguments of at most kUnauthenticatedMaxBulk bytes each.
+  bool unauthenticated = false;
+  static constexpr int64_t kUnauthenticatedMaxArgs = 10;
+  static constexpr int64_t kUnauthenticatedMaxBulk = 16 * 1024;
 };
 
 enum class ParseStatus {

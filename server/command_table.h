@@ -84,6 +84,8 @@ enum CommandFlags : uint32_t {
   kConnection = 1 << 5,  // concerns the connection only
   kItemKey = 1 << 6,     // args[1] is a container and args[2] an item id: route by both
   kNoCharge = 1 << 7,    // leaves the connection's last charge alone (LASTCHARGE itself)
+  kDenyOom = 1 << 8,     // may grow memory: refused while used memory is over maxmemory
+  kContainerArg = 1 << 9,  // args[1] names a container: its name is checked before the handler runs
 };
 
 struct CommandSpec {

@@ -78,11 +78,12 @@ Option IntOption(const char* name, bool mut, T Settings::*field, int64_t min, in
                 [field](const Settings& s) { return std::to_string(s.*field); }};
 }
 
-Option MemOption(const char* name, int64_t Settings::*field) {
+Option MemOption(const char* name, int64_t Settings::*field, int64_t min = 0) {
   return Option{name, true,
-                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
+                [field, min](Settings& s, std::string_view v) -> std::optional<std::string> {
                   auto n = ParseMemory(v);
                   if (!n) return "argument must be a memory value";
+                  if (*n < min) return "argument must be between " + std::to_string(min) + " and " + std::to_string(INT64_MAX) + " inclusive";
                   s.*field = *n;
                   return std::nullopt;
                 },
@@ -107,6 +108,44 @@ Option StringOption(const char* name, bool mut, std::string Settings::*field) {
                   return std::nullopt;
                 },
                 [field](const Settings& s) { return s.*field; }};
+}
+
+// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> [<class> ...]`, as Redis
+// parses it: every group is checked before any is applied.
+Option OutputBufferLimitOption() {
+  return Option{
+      "client-output-buffer-limit", true,
+      [](Settings& s, std::string_view v) -> std::optional<std::string> {
+        std::vector<std::string> words;
+        std::istringstream in{std::string(v)};
+        for (std::string w; in >> w;) words.push_back(w);
+        if (words.empty() || words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+        Settings candidate = s;
+        for (size_t i = 0; i < words.size(); i += 4) {
+          std::string cls = Lower(words[i]);
+          OutputBufferLimit* limit = cls == "normal"                      ? &candidate.output_limit_normal
+                                     : cls == "replica" || cls == "slave" ? &candidate.output_limit_replica
+                                     : cls == "pubsub"                    ? &candidate.output_limit_pubsub
+                                                                          : nullptr;
+          if (limit == nullptr) return "Invalid client class specified in buffer limit configuration.";
+          auto hard = ParseMemory(words[i + 1]);
+          auto soft = ParseMemory(words[i + 2]);
+          auto seconds = ParseInt(words[i + 3]);
+          if (!hard || !soft || !seconds || *seconds < 0)
+            return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+          *limit = OutputBufferLimit{*hard, *soft, *seconds};
+        }
+        s = std::move(candidate);
+        return std::nullopt;
+      },
+      [](const Settings& s) {
+        auto group = [](const char* cls, const OutputBufferLimit& l) {
+          return std::string(cls) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
+                 std::to_string(l.soft_seconds);
+        };
+        return group("normal", s.output_limit_normal) + " " + group("slave", s.output_limit_replica) + " " +
+               group("pubsub", s.output_limit_pubsub);
+      }};
 }
 
 // Accepted so that tools written for Redis (redis-benchmark, clients) start quietly; lapse
@@ -137,8 +176,9 @@ const std::vector<Option>& Options() {
       StringOption("logfile", false, &Settings::logfile),
       BoolOption("enable-debug-command", false, &Settings::enable_debug_command),
       BoolOption("protected-mode", true, &Settings::protected_mode),
-      MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len),
-      MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit),
+      MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len, 1024 * 1024),
+      MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit, 1024 * 1024),
+      OutputBufferLimitOption(),
       MemOption("maxmemory", &Settings::maxmemory),
       Option{"maxmemory-policy", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
@@ -280,8 +320,13 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
       settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);
       continue;
     }
-    if (words->size() != 2) return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";
-    if (auto err = SetLocked(name, (*words)[1], true)) return "line " + std::to_string(line_no) + ": " + *err;
+    std::string value = words->size() > 1 ? (*words)[1] : "";
+    if (name == "client-output-buffer-limit") {  // the one option whose value is several words
+      for (size_t w = 2; w < words->size(); ++w) value += " " + (*words)[w];
+    } else if (words->size() != 2) {
+      return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";
+    }
+    if (auto err = SetLocked(name, value, true)) return "line " + std::to_string(line_no) + ": " + *err;
   }
   return std::nullopt;
 }
@@ -330,9 +375,12 @@ std::string Config::Usage() {
          "  --requirepass PASSWORD     require AUTH before other commands\n"
          "  --loglevel LEVEL           debug | verbose | notice | warning | nothing\n"
          "  --logfile PATH             log to this file instead of standard output\n"
-         "  --enable-debug-command yes allow DEBUG ADVANCE / SET-ACTIVE-EXPIRE / SLEEP\n"
+         "  --enable-debug-command yes allow DEBUG ADVANCE / FREEZE-CLOCK / SET-ACTIVE-EXPIRE / SLEEP\n"
          "  --protected-mode yes|no    refuse non-loopback clients when no password is set\n"
          "  --proto-max-bulk-len BYTES largest bulk string accepted (default 512mb)\n"
+         "  --client-query-buffer-limit BYTES  close a client whose unparsed input exceeds this (1gb)\n"
+         "  --client-output-buffer-limit 'normal HARD SOFT SECONDS'  close a client whose unsent\n"
+         "                             replies exceed HARD, or SOFT for SECONDS (default: no limit)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"

@@ -17,6 +17,14 @@
 
 namespace lapse::server {
 
+// client-output-buffer-limit for one class of client: disconnect when the pending output
+// exceeds `hard` bytes, or stays above `soft` bytes for more than `soft_seconds`. 0: none.
+struct OutputBufferLimit {
+  int64_t hard = 0;
+  int64_t soft = 0;
+  int64_t soft_seconds = 0;
+};
+
 struct Settings {
   int port = 6379;
   std::string bind = "127.0.0.1";
@@ -31,6 +39,11 @@ struct Settings {
   bool protected_mode = true;
   int64_t proto_max_bulk_len = 512ll * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024ll * 1024 * 1024;
+  // Only `normal` applies to lapse's clients; the replica and pubsub classes are kept so that
+  // configurations written for Redis load and read back unchanged.
+  OutputBufferLimit output_limit_normal{};
+  OutputBufferLimit output_limit_replica{256ll << 20, 64ll << 20, 60};
+  OutputBufferLimit output_limit_pubsub{32ll << 20, 8ll << 20, 60};
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
   int64_t hz = 10;

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/server.h"
@@ -10,6 +13,12 @@ namespace lapse::server {
 
 namespace {
 constexpr size_t kReadChunk = 16 * 1024;
+// Replies are written once they reach this much, even in the middle of a batch.
+constexpr size_t kFlushAt = 256 * 1024;
+// The most the input buffer grows ahead of a large bulk argument before its bytes arrive;
+// beyond, it doubles as they come, so a client that announces 512 MB and sends nothing
+// costs nothing.
+constexpr size_t kMaxReadAhead = 16 * 1024 * 1024;
 
 std::string Endpoint(const tcp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
 }  // namespace
@@ -25,9 +34,13 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
       }()),
       session_(server.shards().context(home_thread), home_thread, info_, !server.config().requirepass().empty()),
       dispatcher_(server, session_) {
-  Settings s = server.config().Snapshot();
+  ApplyLimits();
+}
+
+void Connection::ApplyLimits() {
   protocol::ParserLimits limits;
-  limits.max_bulk_len = static_cast<uint64_t>(s.proto_max_bulk_len);
+  limits.max_bulk_len = static_cast<uint64_t>(server_.max_bulk_len());
+  limits.unauthenticated = !session_.authenticated;
   parser_.set_limits(limits);
 }
 
@@ -55,7 +68,7 @@ awaitable<void> Connection::Run() {
   while (!session_.close_after_reply) {
     CompactInput();
     if (input_.size() - input_end_ < kReadChunk) {
-      size_t want = std::max(input_end_ + kReadChunk, input_end_ + parser_.bytes_hint());
+      size_t want = input_end_ + std::clamp(parser_.bytes_hint(), kReadChunk, kMaxReadAhead);
       if (input_.size() < want) input_.resize(std::max(want, input_.size() * 2));
     }
     size_t n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
@@ -65,28 +78,8 @@ awaitable<void> Connection::Run() {
     counters.Bump(counters.net_input_bytes, n);
     info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);
 
-    bool ok = ParseBatch();
-    if (batch_size_ > 0) {
-      co_await dispatcher_.Execute(std::span(batch_.data(), batch_size_), &output_);
-    }
-    if (!ok) {
-      protocol::ReplyWriter writer(&output_, session_.resp);
-      writer.Error("ERR " + protocol_error_);
-      session_.close_after_reply = true;
-      spdlog::debug("client {} protocol error: {}", info_->addr, protocol_error_);
-    }
-    owned_args_.clear();
-    batch_size_ = 0;
-    if (!output_.empty()) {
-      co_await asio::async_write(socket_, asio::buffer(output_), asio::redirect_error(use_awaitable, ec));
-      counters.Bump(counters.net_output_bytes, output_.size());
-      if (ec) break;
-      if (output_.capacity() > 1024 * 1024) {
-        output_ = std::string();
-      } else {
-        output_.clear();
-      }
-    }
+    if (!co_await ProcessInput(counters)) break;
+    if (!co_await WriteOutput(counters)) break;
     info_->query_buffer_bytes.store(input_end_ - input_start_, std::memory_order_relaxed);
   }
   socket_.shutdown(tcp::socket::shutdown_both, ec);
@@ -95,7 +88,64 @@ awaitable<void> Connection::Run() {
   info_->kill = nullptr;
 }
 
-bool Connection::ParseBatch() {
+// Parses and runs every complete command in the input, writing early when replies pile up.
+// Before authentication the batch stops after an AUTH or HELLO, so that the commands after
+// it are parsed under the limits that then apply. False when the connection must close
+// without writing more.
+awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
+  bool paused_at_auth = true;
+  while (paused_at_auth && !session_.close_after_reply) {
+    ApplyLimits();
+    bool ok = ParseBatch(&paused_at_auth);
+    for (size_t done = 0; done < batch_size_ && !session_.close_after_reply;) {
+      done += co_await dispatcher_.Execute(std::span(batch_.data() + done, batch_size_ - done), &output_, kFlushAt);
+      if (done < batch_size_ && !co_await WriteOutput(counters)) co_return false;
+    }
+    owned_args_.clear();
+    batch_size_ = 0;
+    if (!ok) {
+      protocol::ReplyWriter writer(&output_, session_.resp);
+      writer.Error("ERR " + protocol_error_);
+      session_.close_after_reply = true;
+      spdlog::debug("client {} protocol error: {}", info_->addr, protocol_error_);
+      co_return true;
+    }
+    if (static_cast<int64_t>(input_end_ - input_start_) > server_.query_buffer_limit()) {
+      // Redis's rule: the client is closed without a reply.
+      spdlog::warn("closing client {} that reached max query buffer length ({} bytes)", info_->addr,
+                   input_end_ - input_start_);
+      co_return false;
+    }
+  }
+  co_return true;
+}
+
+// One write of everything pending. False when the connection must close: the write failed,
+// or the replies exceed the hard output buffer limit (then nothing is written, as Redis drops
+// such a client without sending the rest).
+awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
+  if (output_.empty()) co_return true;
+  OutputBufferLimit limit = server_.output_limit();
+  if (limit.hard > 0 && static_cast<int64_t>(output_.size()) > limit.hard) {
+    spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
+    co_return false;
+  }
+  pending_output_ = output_.size();
+  pending_since_ms_ = server_.clock().NowMs();
+  boost::system::error_code ec;
+  co_await asio::async_write(socket_, asio::buffer(output_), asio::redirect_error(use_awaitable, ec));
+  pending_output_ = 0;
+  counters.Bump(counters.net_output_bytes, output_.size());
+  if (output_.capacity() > 1024 * 1024) {
+    output_ = std::string();
+  } else {
+    output_.clear();
+  }
+  co_return !ec;
+}
+
+bool Connection::ParseBatch(bool* paused_at_auth) {
+  *paused_at_auth = false;
   while (input_start_ < input_end_) {
     std::string_view window(input_.data() + input_start_, input_end_ - input_start_);
     if (batch_size_ == batch_.size()) batch_.emplace_back();
@@ -119,6 +169,10 @@ bool Connection::ParseBatch() {
       }
     }
     ++batch_size_;
+    if (!session_.authenticated && (protocol::EqualsIgnoreCase(args[0], "AUTH") || protocol::EqualsIgnoreCase(args[0], "HELLO"))) {
+      *paused_at_auth = true;
+      return true;
+    }
   }
   return true;
 }
@@ -134,19 +188,29 @@ void Connection::CompactInput() {
   }
 }
 
-// Checks once a second, against the live setting, so CONFIG SET timeout reaches clients that
-// are already connected.
+// Checks once a second, against the live settings, so CONFIG SET reaches clients that are
+// already connected. A client is closed when it has been idle longer than `timeout`, or
+// when a write of more than the soft output buffer limit has been waiting for it to read
+// longer than the limit's seconds.
 awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
   asio::steady_timer timer(socket_.get_executor());
   boost::system::error_code ec;
   while (socket_.is_open()) {
     timer.expires_after(std::chrono::seconds(1));
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    int64_t now = server_.clock().NowMs();
     int64_t timeout_s = server_.idle_timeout_s();
-    if (timeout_s <= 0) continue;
-    int64_t idle_ms = server_.clock().NowMs() - info_->last_active_ms.load(std::memory_order_relaxed);
-    if (idle_ms > timeout_s * 1000) {
+    int64_t idle_ms = now - info_->last_active_ms.load(std::memory_order_relaxed);
+    if (timeout_s > 0 && idle_ms > timeout_s * 1000) {
       spdlog::debug("closing idle client {}", info_->addr);
+      socket_.close(ec);
+      break;
+    }
+    OutputBufferLimit limit = server_.output_limit();
+    size_t pending = pending_output_;
+    if (limit.soft > 0 && pending > static_cast<size_t>(limit.soft) && now - pending_since_ms_ > limit.soft_seconds * 1000) {
+      spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes unsent for {} ms)", info_->addr,
+                   pending, now - pending_since_ms_);
       socket_.close(ec);
       break;
     }

@@ -19,6 +19,7 @@
 namespace lapse::server {
 
 class Server;
+struct ThreadCounters;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -31,8 +32,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   awaitable<void> Run();
 
+  awaitable<bool> ProcessInput(ThreadCounters& counters);
   // Parses complete commands from the input buffer into batch_; false on a protocol error.
-  bool ParseBatch();
+  // Sets *paused_at_auth when it stopped early after an AUTH or HELLO of an unauthenticated
+  // client, with more input left to parse.
+  bool ParseBatch(bool* paused_at_auth);
+  awaitable<bool> WriteOutput(ThreadCounters& counters);
+  // Reads the live limits the parser enforces (proto-max-bulk-len).
+  void ApplyLimits();
   void CompactInput();
   awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self);
 
@@ -50,6 +57,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t batch_size_ = 0;
   std::deque<std::string> owned_args_;    // copies of inline arguments the parser unescaped
   std::string protocol_error_;
+  // The size of the write in progress (0: none) and when it started, for the soft output
+  // buffer limit. Both are touched only on the connection's thread.
+  size_t pending_output_ = 0;
+  int64_t pending_since_ms_ = 0;
 };
 
 }  // namespace lapse::server

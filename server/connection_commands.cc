@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
@@ -28,6 +30,14 @@ void CmdEcho(ConnCommand& c) { c.reply.Bulk(c.args[1]); }
 
 void CmdQuit(ConnCommand& c) {
   c.reply.Ok();
+  c.session.close_after_reply = true;
+}
+
+// "POST" and "Host:" are how an HTTP request (perhaps a cross-protocol attack from a browser)
+// starts. Like Redis, answer nothing and close.
+void CmdHttpRequest(ConnCommand& c) {
+  spdlog::warn("possible security attack: a client ({}) sent an HTTP request ('{}'); connection closed",
+               c.session.info->addr, c.args[0]);
   c.session.close_after_reply = true;
 }
 
@@ -196,6 +206,8 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add({"ping", -1, kFast | kConnection, 0, 0, 0, CmdPing, "connection", "Returns the server's liveliness response."});
   table.Add({"echo", 2, kFast | kConnection, 0, 0, 0, CmdEcho, "connection", "Returns the given string."});
   table.Add({"quit", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdQuit, "connection", "Closes the connection."});
+  table.Add({"post", -1, kNoAuth | kConnection, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
+  table.Add({"host:", -1, kNoAuth | kConnection, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
   table.Add({"auth", -2, kNoAuth | kFast | kConnection, 0, 0, 0, CmdAuth, "connection", "Authenticates the connection."});
   table.Add({"hello", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdHello, "connection", "Handshakes with the server."});
   table.Add({"select", 2, kFast | kConnection, 0, 0, 0, CmdSelect, "connection", "Changes the selected database."});

@@ -193,11 +193,13 @@ void CmdIPut(ShardCommand& c) {
   std::optional<uint64_t> if_match;
   for (size_t i = 4; i < c.args.size(); ++i) {
     std::string_view a = c.args[i];
-    if (EqualsIgnoreCase(a, "NX") && condition == engine::PutCondition::kAlways) {
+    // NX asks for no live item and IFMATCH for a live one: together they could never write.
+    if (EqualsIgnoreCase(a, "NX") && condition == engine::PutCondition::kAlways && !if_match) {
       condition = engine::PutCondition::kIfAbsent;
     } else if (EqualsIgnoreCase(a, "XX") && condition == engine::PutCondition::kAlways) {
       condition = engine::PutCondition::kIfPresent;
-    } else if (EqualsIgnoreCase(a, "IFMATCH") && i + 1 < c.args.size() && !if_match) {
+    } else if (EqualsIgnoreCase(a, "IFMATCH") && i + 1 < c.args.size() && !if_match &&
+               condition != engine::PutCondition::kIfAbsent) {
       std::string_view etag = c.args[++i];
       uint64_t value = 0;
       bool ok = etag.size() == 16;
@@ -230,6 +232,8 @@ void CmdIPut(ShardCommand& c) {
       return c.reply.Error(errors::kItemIdMismatch);
     case ItemJsonError::kInvalidTtl:
       return c.reply.Error(errors::InvalidTtl(detail));
+    case ItemJsonError::kDuplicateProperty:
+      return c.reply.Error(errors::DuplicateProperty(detail));
   }
   ContainerPart* part = items.Find(container);
   if (part && Throttled(c, *part)) return;
@@ -399,22 +403,22 @@ awaitable<void> CmdIScan(ConnCommand& c) {
 }  // namespace
 
 void RegisterContainerCommands(CommandTable& table) {
-  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kI = kItemKey;
-  table.Add({"csetru", 3, kW | kF, 0, 0, 0, CmdCSetRu, "container", "Sets a container's own request-unit budget per second, or OFF."});
-  table.Add({"cgetru", 2, kR | kF, 0, 0, 0, CmdCGetRu, "container", "Returns a container's own request-unit budget, nil when it shares the server's."});
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kI = kItemKey, kC = kContainerArg;
+  table.Add({"csetru", 3, kW | kDenyOom | kF | kC, 0, 0, 0, CmdCSetRu, "container", "Sets a container's own request-unit budget per second, or OFF."});
+  table.Add({"cgetru", 2, kR | kF | kC, 0, 0, 0, CmdCGetRu, "container", "Returns a container's own request-unit budget, nil when it shares the server's."});
   table.Add({"lastcharge", 1, kF | kNoCharge, 0, 0, 0, CmdLastCharge, "container", "Returns the request-unit charge of the previous command on this connection."});
-  table.Add({"csetttl", 3, kW | kF, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
-  table.Add({"cgetttl", 2, kR | kF, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
+  table.Add({"csetttl", 3, kW | kDenyOom | kF | kC, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
+  table.Add({"cgetttl", 2, kR | kF | kC, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
   table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the containers, sorted."});
-  table.Add({"cdrop", 2, kW, 0, 0, 0, CmdCDrop, "container", "Drops a container and all its items."});
-  table.Add({"cinfo", 2, kR, 0, 0, 0, CmdCInfo, "container", "Returns a container's settings, item counts and reclamation state."});
-  table.Add({"iput", -4, kW | kI, 1, 1, 1, CmdIPut, "container", "Writes a JSON item: IPUT container id json [NX|XX] [IFMATCH etag]."});
-  table.Add({"iget", 3, kR | kF | kI, 1, 1, 1, CmdIGet, "container", "Returns a live item as JSON with id, _ts and _etag."});
-  table.Add({"idel", -3, kW, 0, 0, 0, CmdIDel, "container", "Deletes items; returns how many live items were deleted."});
-  table.Add({"ittl", 3, kR | kF | kI, 1, 1, 1, CmdITtl, "container", "Seconds until an item expires; -1 never, -2 absent or expired."});
-  table.Add({"ipttl", 3, kR | kF | kI, 1, 1, 1, CmdIPTtl, "container", "Milliseconds until an item expires; -1 never, -2 absent or expired."});
-  table.Add({"icount", 2, kR, 0, 0, 0, CmdICount, "container", "Counts a container's live items."});
-  table.Add({"iscan", -3, kR, 0, 0, 0, CmdIScan, "container", "Iterates a container's live items: ISCAN container cursor [COUNT n] [MATCH pattern]."});
+  table.Add({"cdrop", 2, kW | kC, 0, 0, 0, CmdCDrop, "container", "Drops a container and all its items."});
+  table.Add({"cinfo", 2, kR | kC, 0, 0, 0, CmdCInfo, "container", "Returns a container's settings, item counts and reclamation state."});
+  table.Add({"iput", -4, kW | kDenyOom | kI | kC, 1, 1, 1, CmdIPut, "container", "Writes a JSON item: IPUT container id json [NX|XX] [IFMATCH etag]."});
+  table.Add({"iget", 3, kR | kF | kI | kC, 1, 1, 1, CmdIGet, "container", "Returns a live item as JSON with id, _ts and _etag."});
+  table.Add({"idel", -3, kW | kC, 0, 0, 0, CmdIDel, "container", "Deletes items; returns how many live items were deleted."});
+  table.Add({"ittl", 3, kR | kF | kI | kC, 1, 1, 1, CmdITtl, "container", "Seconds until an item expires; -1 never, -2 absent or expired."});
+  table.Add({"ipttl", 3, kR | kF | kI | kC, 1, 1, 1, CmdIPTtl, "container", "Milliseconds until an item expires; -1 never, -2 absent or expired."});
+  table.Add({"icount", 2, kR | kC, 0, 0, 0, CmdICount, "container", "Counts a container's live items."});
+  table.Add({"iscan", -3, kR | kC, 0, 0, 0, CmdIScan, "container", "Iterates a container's live items: ISCAN container cursor [COUNT n] [MATCH pattern]."});
 }
 
 }  // namespace lapse::server

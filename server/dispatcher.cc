@@ -1,5 +1,6 @@
 #include "server/dispatcher.h"
 
+#include "engine/item_json.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/server.h"
@@ -37,6 +38,14 @@ const CommandSpec* Dispatcher::AdmitChecks(const std::vector<std::string_view>& 
     reply.Error(errors::kNoAuth);
     return nullptr;
   }
+  if ((spec->flags & kDenyOom) && server_.OverMaxmemory()) {
+    reply.Error(errors::kOom);
+    return nullptr;
+  }
+  if ((spec->flags & kContainerArg) && args.size() > 1 && !engine::ValidContainerName(args[1])) {
+    reply.Error(errors::kInvalidContainerName);
+    return nullptr;
+  }
   return spec;
 }
 
@@ -70,11 +79,15 @@ awaitable<void> Dispatcher::RunConnCommand(const CommandSpec& spec, const std::v
   RecordCharge(spec, server_.SettleCharge(cmd.charge, rejected, server_.clock().NowMs()));
 }
 
-awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out) {
+awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out,
+                                      size_t flush_at) {
   ShardSet& shards = server_.shards();
   ThreadCounters& counters = server_.counters(session_.home);
+  size_t ran = 0;
   for (const auto& args : batch) {
-    if (session_.close_after_reply) break;
+    if (session_.close_after_reply || out->size() >= flush_at) break;
+    if (queue_.size() >= kMaxQueued) co_await Flush(out);
+    ++ran;
     protocol::ReplyWriter reply(out, session_.resp);
     counters.Bump(counters.commands);
     if (!queue_.empty()) {
@@ -115,6 +128,7 @@ awaitable<void> Dispatcher::Execute(std::span<const std::vector<std::string_view
     }
   }
   co_await Flush(out);
+  co_return ran;
 }
 
 awaitable<void> Dispatcher::Flush(std::string* out) {

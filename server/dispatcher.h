@@ -10,8 +10,13 @@
 // its queue in order on its own thread, all shards at once, and the replies are merged back
 // into batch order. Commands on one key always reach the same shard in batch order, so a
 // client observes its own writes exactly as with a single-threaded server.
+//
+// A batch may stop early, once its replies reach `flush_at` bytes or kMaxQueued commands
+// wait for other shards, so that the connection can write what it has before going on: a
+// client pipelining many large reads never makes the server hold all their replies at once.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,8 +34,15 @@ class Dispatcher {
  public:
   Dispatcher(Server& server, ClientSession& session);
 
-  // `batch` holds argument vectors whose views stay valid until the returned awaitable ends.
-  awaitable<void> Execute(std::span<const std::vector<std::string_view>> batch, std::string* out);
+  // Commands queued for other shards before a flush is forced: bounds the replies held in
+  // the shards' buffers, as `flush_at` bounds `out`.
+  static constexpr size_t kMaxQueued = 64;
+
+  // Runs commands of `batch` in order and returns how many ran: all of them, unless `out`
+  // reached `flush_at` bytes (or the session is closing) first. `batch` holds argument
+  // vectors whose views stay valid until the returned awaitable ends.
+  awaitable<size_t> Execute(std::span<const std::vector<std::string_view>> batch, std::string* out,
+                            size_t flush_at = SIZE_MAX);
 
  private:
   struct Queued {

@@ -581,7 +581,7 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"persist", 2, kW | kF, 1, 1, 1, CmdPersist, "generic", "Removes the expiration time of a key."});
   table.Add({"rename", 3, kW, 1, 2, 1, CmdRename, "generic", "Renames a key and overwrites the destination."});
   table.Add({"renamenx", 3, kW | kF, 1, 2, 1, CmdRenameNx, "generic", "Renames a key only when the target key name doesn't exist."});
-  table.Add({"copy", -3, kW, 1, 2, 1, CmdCopy, "generic", "Copies the value of a key to a new key."});
+  table.Add({"copy", -3, kW | kDenyOom, 1, 2, 1, CmdCopy, "generic", "Copies the value of a key to a new key."});
   table.Add({"move", 3, kW | kF, 1, 1, 1, CmdMove, "generic", "Moves a key to another database."});
   table.Add({"object", -2, kR, 2, 2, 1, CmdObject, "generic", "A container for object introspection commands."});
   table.Add({"keys", 2, kR, 0, 0, 0, CmdKeys, "generic", "Returns all key names that match a pattern."});

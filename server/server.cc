@@ -16,6 +16,19 @@ size_t ThreadCount(const Settings& s) {
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : hw;
 }
+
+// protected-mode's test, as Redis makes it: the peer is 127.0.0.0/8 or ::1 (an IPv4 peer on an
+// IPv6 socket arrives as ::ffff:127.x.y.z).
+bool FromLoopback(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  asio::ip::address peer = socket.remote_endpoint(ec).address();
+  if (ec) return false;
+  if (peer.is_v6() && peer.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6()).is_loopback();
+  }
+  return peer.is_loopback();
+}
+
 }  // namespace
 
 Server::Server(Config& config, engine::Clock& clock)
@@ -56,6 +69,12 @@ void Server::ApplySettings() {
   ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
   serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
   idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
+  query_buffer_limit_.store(live.client_query_buffer_limit, std::memory_order_relaxed);
+  max_bulk_len_.store(live.proto_max_bulk_len, std::memory_order_relaxed);
+  output_hard_.store(live.output_limit_normal.hard, std::memory_order_relaxed);
+  output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);
+  output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);
+  maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
 }
 
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
@@ -117,6 +136,12 @@ awaitable<void> Server::AcceptLoop() {
     if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
       rejected_connections_.fetch_add(1, std::memory_order_relaxed);
       std::string msg = "-" + std::string(protocol::errors::kMaxClients) + "\r\n";
+      asio::write(socket, asio::buffer(msg), ec);
+      socket.close(ec);
+      continue;
+    }
+    if (live.protected_mode && live.requirepass.empty() && !FromLoopback(socket)) {
+      std::string msg = "-" + std::string(protocol::errors::kProtectedMode) + "\r\n";
       asio::write(socket, asio::buffer(msg), ec);
       socket.close(ec);
       continue;

@@ -19,6 +19,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/memory.h"
 #include "server/shard_set.h"
 
 namespace lapse::server {
@@ -69,6 +70,19 @@ class Server {
   std::atomic<uint64_t>& ru_billed_milli() { return ru_billed_milli_; }
   // The idle timeout in seconds (0: none), read by every connection's watchdog.
   int64_t idle_timeout_s() const { return idle_timeout_s_.load(std::memory_order_relaxed); }
+  // Live limits every connection reads (CONFIG SET changes them for connected clients too).
+  int64_t query_buffer_limit() const { return query_buffer_limit_.load(std::memory_order_relaxed); }
+  int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  OutputBufferLimit output_limit() const {
+    return {output_hard_.load(std::memory_order_relaxed), output_soft_.load(std::memory_order_relaxed),
+            output_soft_seconds_.load(std::memory_order_relaxed)};
+  }
+  // True when maxmemory is set and the process uses more; writes that may grow memory are
+  // then refused (maxmemory-policy noeviction).
+  bool OverMaxmemory() {
+    int64_t limit = maxmemory_.load(std::memory_order_relaxed);
+    return limit > 0 && memory_.UsedBytes() > static_cast<uint64_t>(limit);
+  }
   // Applies live settings that need more than a read (after CONFIG SET).
   void ApplySettings();
   // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
@@ -102,6 +116,11 @@ class Server {
   engine::RuMeter ru_meter_;
   std::atomic<bool> serverless_{false};
   std::atomic<int64_t> idle_timeout_s_{0};
+  std::atomic<int64_t> query_buffer_limit_{0};
+  std::atomic<int64_t> max_bulk_len_{0};
+  std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
+  std::atomic<int64_t> maxmemory_{0};
+  MemoryGauge memory_;
   std::atomic<uint64_t> ru_billed_milli_{0};
 };
 

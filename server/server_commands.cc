@@ -1,16 +1,8 @@
 // Server family: introspection and administration (COMMAND, INFO, CONFIG, TIME, SHUTDOWN,
 // DEBUG). INFO gathers its keyspace figures from every shard on the shards' own threads.
-#include <malloc.h>
-#include <unistd.h>
-
-#include <cstdio>
-
 #include <chrono>
+#include <cstdio>
 #include <thread>
-
-#ifdef LAPSE_WITH_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#endif
 
 #include "engine/shard.h"
 #include "protocol/arg_reader.h"
@@ -19,6 +11,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/help_reply.h"
+#include "server/memory.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -39,6 +32,7 @@ std::string Lower(std::string_view s) {
 void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   std::vector<const char*> flags;
   if (spec.flags & kWrite) flags.push_back("write");
+  if (spec.flags & kDenyOom) flags.push_back("denyoom");
   if (spec.flags & kReadOnly) flags.push_back("readonly");
   if (spec.flags & kAdmin) flags.push_back("admin");
   if (spec.flags & kFast) flags.push_back("fast");
@@ -224,43 +218,6 @@ void CmdDebug(ConnCommand& c) {
 }
 
 // ---- INFO ----
-
-struct MemoryFigures {
-  uint64_t allocated = 0, active = 0, resident = 0;
-};
-
-MemoryFigures ReadMemory() {
-  MemoryFigures m;
-#ifdef LAPSE_WITH_JEMALLOC
-  uint64_t epoch = 1;
-  size_t sz = sizeof epoch;
-  mallctl("epoch", &epoch, &sz, &epoch, sz);
-  size_t v = 0;
-  sz = sizeof v;
-  if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) m.allocated = v;
-  if (mallctl("stats.active", &v, &sz, nullptr, 0) == 0) m.active = v;
-  if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) m.resident = v;
-#else
-  struct mallinfo2 mi = mallinfo2();
-  m.allocated = mi.uordblks + mi.hblkhd;
-  m.active = m.allocated;
-  m.resident = mi.arena + mi.hblkhd;
-#endif
-  // Without allocator statistics (the sanitizer build), fall back to the resident set.
-  if (m.resident == 0 || m.allocated == 0) {
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-      unsigned long pages = 0, rss = 0;
-      if (std::fscanf(f, "%lu %lu", &pages, &rss) == 2) {
-        uint64_t bytes = static_cast<uint64_t>(rss) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-        if (m.resident == 0) m.resident = bytes;
-        if (m.allocated == 0) m.allocated = bytes;
-        if (m.active == 0) m.active = bytes;
-      }
-      std::fclose(f);
-    }
-  }
-  return m;
-}
 
 std::string HumanBytes(uint64_t n) {
   char buf[32];

@@ -441,25 +441,25 @@ awaitable<void> CmdMSetNx(ConnCommand& c) { return MSetGeneric(c, true); }
 void RegisterStringCommands(CommandTable& table) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
   table.Add({"get", 2, kR | kF, 1, 1, 1, CmdGet, "string", "Returns the string value of a key."});
-  table.Add({"set", -3, kW, 1, 1, 1, CmdSet, "string", "Sets the string value of a key, ignoring its type."});
-  table.Add({"setnx", 3, kW | kF, 1, 1, 1, CmdSetNx, "string", "Set the string value of a key only when the key doesn't exist."});
-  table.Add({"setex", 4, kW, 1, 1, 1, CmdSetEx, "string", "Sets the string value and expiration time of a key."});
-  table.Add({"psetex", 4, kW, 1, 1, 1, CmdPSetEx, "string", "Sets both string value and expiration time in milliseconds of a key."});
-  table.Add({"getset", 3, kW | kF, 1, 1, 1, CmdGetSet, "string", "Returns the previous string value of a key after setting it to a new value."});
+  table.Add({"set", -3, kW | kDenyOom, 1, 1, 1, CmdSet, "string", "Sets the string value of a key, ignoring its type."});
+  table.Add({"setnx", 3, kW | kDenyOom | kF, 1, 1, 1, CmdSetNx, "string", "Set the string value of a key only when the key doesn't exist."});
+  table.Add({"setex", 4, kW | kDenyOom, 1, 1, 1, CmdSetEx, "string", "Sets the string value and expiration time of a key."});
+  table.Add({"psetex", 4, kW | kDenyOom, 1, 1, 1, CmdPSetEx, "string", "Sets both string value and expiration time in milliseconds of a key."});
+  table.Add({"getset", 3, kW | kDenyOom | kF, 1, 1, 1, CmdGetSet, "string", "Returns the previous string value of a key after setting it to a new value."});
   table.Add({"getdel", 2, kW | kF, 1, 1, 1, CmdGetDel, "string", "Returns the string value of a key after deleting the key."});
   table.Add({"getex", -2, kW | kF, 1, 1, 1, CmdGetEx, "string", "Returns the string value of a key after setting its expiration time."});
   table.Add({"strlen", 2, kR | kF, 1, 1, 1, CmdStrlen, "string", "Returns the length of a string value."});
-  table.Add({"append", 3, kW, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
+  table.Add({"append", 3, kW | kDenyOom, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
   table.Add({"getrange", 4, kR, 1, 1, 1, CmdGetRange, "string", "Returns a substring of the string stored at a key."});
-  table.Add({"setrange", 4, kW, 1, 1, 1, CmdSetRange, "string", "Overwrites a part of a string value with another by an offset."});
-  table.Add({"incr", 2, kW | kF, 1, 1, 1, CmdIncr, "string", "Increments the integer value of a key by one."});
-  table.Add({"decr", 2, kW | kF, 1, 1, 1, CmdDecr, "string", "Decrements the integer value of a key by one."});
-  table.Add({"incrby", 3, kW | kF, 1, 1, 1, CmdIncrBy, "string", "Increments the integer value of a key by a number."});
-  table.Add({"decrby", 3, kW | kF, 1, 1, 1, CmdDecrBy, "string", "Decrements a number from the integer value of a key."});
-  table.Add({"incrbyfloat", 3, kW | kF, 1, 1, 1, CmdIncrByFloat, "string", "Increment the floating point value of a key by a number."});
+  table.Add({"setrange", 4, kW | kDenyOom, 1, 1, 1, CmdSetRange, "string", "Overwrites a part of a string value with another by an offset."});
+  table.Add({"incr", 2, kW | kDenyOom | kF, 1, 1, 1, CmdIncr, "string", "Increments the integer value of a key by one."});
+  table.Add({"decr", 2, kW | kDenyOom | kF, 1, 1, 1, CmdDecr, "string", "Decrements the integer value of a key by one."});
+  table.Add({"incrby", 3, kW | kDenyOom | kF, 1, 1, 1, CmdIncrBy, "string", "Increments the integer value of a key by a number."});
+  table.Add({"decrby", 3, kW | kDenyOom | kF, 1, 1, 1, CmdDecrBy, "string", "Decrements a number from the integer value of a key."});
+  table.Add({"incrbyfloat", 3, kW | kDenyOom | kF, 1, 1, 1, CmdIncrByFloat, "string", "Increment the floating point value of a key by a number."});
   table.Add({"mget", -2, kR | kF, 1, -1, 1, CmdMGet, "string", "Atomically returns the string values of one or more keys."});
-  table.Add({"mset", -3, kW, 1, -1, 2, CmdMSet, "string", "Atomically creates or modifies the string values of one or more keys."});
-  table.Add({"msetnx", -3, kW, 1, -1, 2, CmdMSetNx, "string", "Sets the string values of one or more keys only when none exist."});
+  table.Add({"mset", -3, kW | kDenyOom, 1, -1, 2, CmdMSet, "string", "Atomically creates or modifies the string values of one or more keys."});
+  table.Add({"msetnx", -3, kW | kDenyOom, 1, -1, 2, CmdMSetNx, "string", "Sets the string values of one or more keys only when none exist."});
 }
 
 }  // namespace lapse::server

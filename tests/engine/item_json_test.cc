@@ -68,7 +68,9 @@ TEST(ItemJsonTest, ValidBodiesRoundTripExactly) {
   ExpectRoundTrip(R"("n":{"a":[1,2,{"b":[[],{}]}],"c":{"d":{"e":null}}},"arr":[true,false,null,"]}"])");
   ExpectRoundTrip(R"("a":1e3,"b":-0,"c":1.5E-7,"d":-0.0,"e":123456789012345678901234567890.5,"f":1E+2)");
   ExpectRoundTrip(R"("z":1,"a":2,"m":3,"b":4)");  // key order preserved, not sorted
-  ExpectRoundTrip(R"("dup":1,"dup":2)");        // duplicates kept as written
+  ExpectRoundTrip(R"("inner":{"dup":1,"dup":2})");  // only top-level duplicates are refused
+  // Numbers simdjson cannot hold are still JSON, and kept as written.
+  ExpectRoundTrip(R"("big":99999999999999999999,"huge":1e400,"neg":-123456789012345678901234567890,"deep":[1e999])");
   ExpectRoundTrip(R"("s":"with, comma } and ] brackets { [ and : colon")");
   ExpectRoundTrip(R"("ttl":5,"after":"x")");
   ExpectRoundTrip(R"("a" : 1,"b"	:	[ 1 , 2 ])");  // whitespace inside a member is kept
@@ -110,10 +112,16 @@ TEST(ItemJsonTest, IdIsCheckedRemovedAndRenderedFirst) {
 
   // Mismatches: another string, a non-string, a second id.
   for (const char* body : {R"({"id":"b"})", R"({"id":"A"})", R"({"id":"a "})", R"({"id":1})", R"({"id":null})",
-                           R"({"id":["a"]})", R"({"id":{"a":1}})", R"({"id":true})", R"({"id":"a","id":"a"})",
-                           R"({"id":"a","id":"b"})"}) {
+                           R"({"id":["a"]})", R"({"id":{"a":1}})", R"({"id":true})"}) {
     SCOPED_TRACE(body);
     EXPECT_EQ(ParseBody("a", body).error, ItemJsonError::kIdMismatch);
+  }
+  // A second id, even an equal one, is a duplicate property.
+  for (const char* body : {R"({"id":"a","id":"a"})", R"({"id":"a","id":"b"})"}) {
+    SCOPED_TRACE(body);
+    Outcome o = ParseBody("a", body);
+    EXPECT_EQ(o.error, ItemJsonError::kDuplicateProperty);
+    EXPECT_EQ(o.detail, "id");
   }
   EXPECT_EQ(ParseBody("1", R"({"id":1})").error, ItemJsonError::kIdMismatch);
 }
@@ -179,10 +187,36 @@ TEST(ItemJsonTest, InvalidTtlsAreRejectedWithTheRawText) {
     EXPECT_EQ(o.error, ItemJsonError::kInvalidTtl);
     EXPECT_EQ(o.detail, v);
   }
-  // A second ttl is rejected too, even when both are valid.
+  // Out of range for simdjson as well as for the rule: still the ttl error, with the text.
+  for (const char* v : {"99999999999999999999", "-9223372036854775809", "1e400", "-1e400"}) {
+    SCOPED_TRACE(v);
+    Outcome o = ParseBody("a", std::string("{\"a\":1,\"ttl\":") + v + "}");
+    EXPECT_EQ(o.error, ItemJsonError::kInvalidTtl);
+    EXPECT_EQ(o.detail, v);
+  }
+  // A second ttl is a duplicate property, even when both are valid.
   Outcome o = ParseBody("a", R"({"ttl":5,"ttl":6})");
-  EXPECT_EQ(o.error, ItemJsonError::kInvalidTtl);
-  EXPECT_EQ(o.detail, "6");
+  EXPECT_EQ(o.error, ItemJsonError::kDuplicateProperty);
+  EXPECT_EQ(o.detail, "ttl");
+}
+
+TEST(ItemJsonTest, DuplicatePropertiesAreRefusedButClientTsAndEtagAreFree) {
+  for (const char* body : {R"({"a":1,"a":1})", R"({"a":1,"b":2,"a":{}})", R"({"\u0061":1,"a":2})"}) {
+    SCOPED_TRACE(body);
+    Outcome o = ParseBody("x", body);
+    EXPECT_EQ(o.error, ItemJsonError::kDuplicateProperty);
+    EXPECT_EQ(o.detail, "a");
+  }
+  EXPECT_EQ(ParseBody("x", R"({"_ts":1,"_ts":2,"_etag":"a","_etag":"b"})").error, ItemJsonError::kNone);
+}
+
+TEST(ItemJsonTest, MalformedNumbersStayInvalidJson) {
+  // The stand-in used for numbers simdjson cannot hold must not make bad numbers pass.
+  for (const char* body : {R"({"a":01})", R"({"a":1.})", R"({"a":.5})", R"({"a":1e})", R"({"a":--1})", R"({"a":1e400x})",
+                           R"({"a":99999999999999999999.})", R"({"a":+1})", R"({"a":-})", R"({"a":1e400,})"}) {
+    SCOPED_TRACE(body);
+    EXPECT_EQ(ParseBody("x", body).error, ItemJsonError::kInvalidJson);
+  }
 }
 
 TEST(ItemJsonTest, InvalidJsonAndNonObjects) {

@@ -293,6 +293,23 @@ TEST(RespParserTest, MultibulkCountAtLimitIsAccepted) {
   ExpectCommands("*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", {{"a", "b", "c"}}, SmallLimits());
 }
 
+// Before AUTH, Redis 7.0 allows at most 10 arguments of at most 16 KiB.
+TEST(RespParserTest, UnauthenticatedLimits) {
+  ParserLimits before_auth;
+  before_auth.unauthenticated = true;
+  ExpectError("*11\r\n", errors::kUnauthenticatedMultibulkLength, before_auth);
+  ExpectError("*2\r\n$4\r\nAUTH\r\n$16385\r\n", errors::kUnauthenticatedBulkLength, before_auth, {});
+  std::string big_arg = "*2\r\n$4\r\nAUTH\r\n$16384\r\n" + std::string(16384, 'p') + "\r\n";
+  ExpectCommands(big_arg, {{"AUTH", std::string(16384, 'p')}}, before_auth);
+  ExpectCommands("*10\r\n" + std::string() + [] {
+    std::string s;
+    for (int i = 0; i < 10; ++i) s += "$1\r\nx\r\n";
+    return s;
+  }(), {Command(10, "x")}, before_auth);
+  // The general limits still come first.
+  ExpectError("*x\r\n", errors::kInvalidMultibulkLength, before_auth);
+}
+
 TEST(RespParserTest, ExpectedDollar) {
   ExpectError("*1\r\nX\r\n", "Protocol error: expected '$', got 'X'");
   ExpectError("*2\r\n$1\r\na\r\n:1\r\n", "Protocol error: expected '$', got ':'");

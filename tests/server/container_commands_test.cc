@@ -391,7 +391,9 @@ TEST_P(ContainerCommandsTest, IPutConditions) {
   ASSERT_EQ(etag3.size(), 16u);
   std::string etag4 = ParseResp(Run({"IPUT", "c", "a", "{\"v\":6}", "XX", "IFMATCH", etag3})).str;
   ASSERT_EQ(etag4.size(), 16u);
-  EXPECT_EQ(Run({"IPUT", "c", "a", "{\"v\":7}", "IFMATCH", etag4, "NX"}), kNil);
+  // NX and IFMATCH could never both hold: refused as a syntax error, like NX XX.
+  EXPECT_EQ(Run({"IPUT", "c", "a", "{\"v\":7}", "IFMATCH", etag4, "NX"}), Err("ERR syntax error"));
+  EXPECT_EQ(Run({"IPUT", "c", "a", "{\"v\":7}", "NX", "IFMATCH", etag4}), Err("ERR syntax error"));
   std::string doc = ParseResp(Run({"IGET", "c", "a"})).str;
   EXPECT_NE(doc.find("\"v\":6"), std::string::npos) << doc;
   EXPECT_NE(doc.find(etag4), std::string::npos) << doc;
@@ -436,6 +438,8 @@ TEST_P(ContainerCommandsTest, IPutErrorsChangeNothing) {
       {"a", R"({"id":1})", "ERR the item's \"id\" property must be a string equal to the id argument"},
       {"a", R"({"id":null})", "ERR the item's \"id\" property must be a string equal to the id argument"},
       {"a", too_big, "ERR the item is larger than the maximum of 2097152 bytes"},
+      {"a", R"({"v":1,"v":2})", "ERR the item has the property 'v' more than once"},
+      {"a", R"({"id":"a","id":"a"})", "ERR the item has the property 'id' more than once"},
       {"", "{}", "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'"},
       {"a/b", "{}", "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'"},
       {"a#", "{}", "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'"},
@@ -450,7 +454,8 @@ TEST_P(ContainerCommandsTest, IPutErrorsChangeNothing) {
       EXPECT_EQ(reply.rfind("-" + c.error, 0), 0u) << reply;
       EXPECT_EQ(reply.find('\n'), reply.size() - 1);  // one line
     }
-    for (const char* v : {"0", "-2", "null", "1.5", "\"10\"", "true", "2147483648", "1e3", "-0", "10.0", "[]", "{}"}) {
+    for (const char* v : {"0", "-2", "null", "1.5", "\"10\"", "true", "2147483648", "1e3", "-0", "10.0", "[]", "{}",
+                          "99999999999999999999", "1e400"}) {
       SCOPED_TRACE(v);
       EXPECT_EQ(Run({"IPUT", container, "a", std::string(R"({"v":2,"ttl":)") + v + "}"}), TtlError(v));
       EXPECT_EQ(Run({"IPUT", container, "a", std::string(R"({"v":2,"ttl":)") + v + "}", "XX"}), TtlError(v));
@@ -464,6 +469,27 @@ TEST_P(ContainerCommandsTest, IPutErrorsChangeNothing) {
   EXPECT_EQ(Run({"IPUT", "c", "a", R"({"ttl":0})"}), TtlError("0"));
   EXPECT_EQ(Run({"IGET", "c", "a"}), before);
   (void)etag;
+}
+
+// Container names follow the item id rule; every command that names a container checks it
+// first, and a refused name creates nothing.
+TEST_P(ContainerCommandsTest, InvalidContainerNamesAreRefusedEverywhere) {
+  const std::string error = Err("ERR invalid container name: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'");
+  for (const std::string& name : {std::string(), std::string("a/b"), std::string("a\\b"), std::string("a?"),
+                                  std::string("#"), std::string(256, 'c'), std::string("\xff\xfe")}) {
+    SCOPED_TRACE(name.substr(0, 20));
+    for (const std::vector<std::string>& cmd :
+         std::vector<std::vector<std::string>>{{"CSETTTL", name, "10"}, {"CGETTTL", name}, {"CDROP", name}, {"CINFO", name},
+                                               {"CSETRU", name, "10"}, {"CGETRU", name}, {"IPUT", name, "a", "{}"},
+                                               {"IGET", name, "a"}, {"IDEL", name, "a"}, {"ITTL", name, "a"},
+                                               {"IPTTL", name, "a"}, {"ICOUNT", name}, {"ISCAN", name, "0"}}) {
+      EXPECT_EQ(Run(cmd), error) << cmd[0];
+    }
+  }
+  EXPECT_EQ(List(), std::vector<std::string>{});
+  // The longest name and multi-byte UTF-8 are fine.
+  EXPECT_EQ(Run({"CSETTTL", std::string(255, 'c'), "10"}), kOk);
+  EXPECT_EQ(Run({"IPUT", "日本", "a", "{}"}).size(), 23u);  // $16 + etag
 }
 
 // ---- IDEL / ITTL / IPTTL / ICOUNT ----
