@@ -52,7 +52,7 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
       int64_t old_deadline = old->deadline();
       if (value.size() > 0) std::memmove(old->mutable_value(), value.data(), value.size());
       old->set_value_len(static_cast<uint32_t>(value.size()));
-      old->set_edited_in_place(false);
+      old->set_string_encoding(StringEncoding::kByContent);
       if (old_deadline != deadline_ms) {
         Untrack(old);
         old->set_deadline(deadline_ms);
@@ -86,7 +86,7 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
   } else {
     Entry* fresh = Entry::Create(key, entry->value(), entry->type(), deadline_ms);
     fresh->set_touched(entry->touched());
-    fresh->set_edited_in_place(entry->edited_in_place());
+    fresh->set_string_encoding(entry->string_encoding());
     Entry::Destroy(table_.ReplaceAt(link, fresh));
     entry = fresh;
   }
@@ -102,7 +102,7 @@ Entry* Db::ReserveValue(Entry* entry, size_t capacity) {
   size_t grown = capacity < 1024 ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
   Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, grown);
   fresh->set_touched(entry->touched());
-  fresh->set_edited_in_place(entry->edited_in_place());
+  fresh->set_string_encoding(entry->string_encoding());
   Entry::Destroy(table_.ReplaceAt(link, fresh));
   return fresh;
 }

@@ -25,6 +25,13 @@ enum class ValueType : uint8_t { kString = 0 };
 
 inline constexpr int64_t kNoDeadline = 0;
 
+// How Redis would encode a string value, as reported by OBJECT ENCODING.
+enum class StringEncoding : uint8_t {
+  kByContent = 0,  // stored whole (SET and most writes): int, embstr or raw by the bytes
+  kRaw = 1,        // grown or edited in place (APPEND, SETRANGE): raw whatever the bytes
+  kNoInt = 2,      // a number's text (INCRBYFLOAT): embstr or raw by length, never int
+};
+
 class Entry {
  public:
   // Allocates an entry; a deadline slot is reserved when `deadline_ms` != kNoDeadline or
@@ -56,10 +63,13 @@ class Entry {
     std::memcpy(Payload(), &d, sizeof d);
   }
 
-  // Set by in-place edits (APPEND, SETRANGE), cleared by a whole new value: OBJECT ENCODING
-  // answers "raw" for edited strings, as Redis does.
-  bool edited_in_place() const { return flags_ & kEditedInPlace; }
-  void set_edited_in_place(bool on) { flags_ = on ? (flags_ | kEditedInPlace) : (flags_ & ~kEditedInPlace); }
+  // What OBJECT ENCODING answers depends in Redis on how a string was built, not only on its
+  // bytes, so the entry remembers it. A whole new value (Db::Put) resets it to kByContent;
+  // a reallocation keeps it.
+  StringEncoding string_encoding() const { return static_cast<StringEncoding>((flags_ & kEncodingMask) >> 1); }
+  void set_string_encoding(StringEncoding enc) {
+    flags_ = static_cast<uint8_t>((flags_ & ~kEncodingMask) | (static_cast<uint8_t>(enc) << 1));
+  }
 
   // Bytes the value may grow to in place (from the allocator's real block size).
   size_t value_capacity() const;
@@ -74,7 +84,7 @@ class Entry {
 
  private:
   static constexpr uint8_t kDeadlineSlot = 1;
-  static constexpr uint8_t kEditedInPlace = 2;
+  static constexpr uint8_t kEncodingMask = 6;  // bits 1-2: a StringEncoding
 
   Entry() = default;
   // The payload starts right after touched_, inside what would be the struct's tail padding.

@@ -90,20 +90,29 @@ void CmdType(ShardCommand& c) {
 
 enum ExpireCondition : int { kNoCondition = 0, kOnlyNx = 1, kOnlyXx = 2, kOnlyGt = 4, kOnlyLt = 8 };
 
+// Reads the NX/XX/GT/LT options after the amount into *flags; false (and the reply sent) on
+// an unknown option or an incompatible pair.
+bool ParseExpireConditions(ShardCommand& c, int* flags) {
+  *flags = kNoCondition;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    std::string_view a = AsCString(c.args[i]);
+    if (EqualsIgnoreCase(a, "NX")) *flags |= kOnlyNx;
+    else if (EqualsIgnoreCase(a, "XX")) *flags |= kOnlyXx;
+    else if (EqualsIgnoreCase(a, "GT")) *flags |= kOnlyGt;
+    else if (EqualsIgnoreCase(a, "LT")) *flags |= kOnlyLt;
+    else return c.reply.Error("ERR Unsupported option " + std::string(a)), false;
+  }
+  if ((*flags & kOnlyNx) && (*flags & (kOnlyXx | kOnlyGt | kOnlyLt))) return c.reply.Error(errors::kNxXxGtLt), false;
+  if ((*flags & kOnlyGt) && (*flags & kOnlyLt)) return c.reply.Error(errors::kGtLtNx), false;
+  return true;
+}
+
+// As in Redis, the options are checked before the amount is read: an option error wins.
 void ExpireGeneric(ShardCommand& c, const char* command, TimeUnit unit, bool absolute) {
+  int flags = kNoCondition;
+  if (!ParseExpireConditions(c, &flags)) return;
   int64_t amount = 0;
   if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
-  int flags = kNoCondition;
-  for (size_t i = 3; i < c.args.size(); ++i) {
-    std::string_view a = c.args[i];
-    if (EqualsIgnoreCase(a, "NX")) flags |= kOnlyNx;
-    else if (EqualsIgnoreCase(a, "XX")) flags |= kOnlyXx;
-    else if (EqualsIgnoreCase(a, "GT")) flags |= kOnlyGt;
-    else if (EqualsIgnoreCase(a, "LT")) flags |= kOnlyLt;
-    else return c.reply.Error("ERR Unsupported option " + std::string(a));
-  }
-  if ((flags & kOnlyNx) && (flags & (kOnlyXx | kOnlyGt | kOnlyLt))) return c.reply.Error(errors::kNxXxGtLt);
-  if ((flags & kOnlyGt) && (flags & kOnlyLt)) return c.reply.Error(errors::kGtLtNx);
   auto deadline = ToDeadline(amount, unit, absolute, c.now_ms, false);
   if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
   Entry* e = c.db.Find(c.args[1], c.now_ms);
@@ -132,19 +141,25 @@ void CmdPExpireAt(ShardCommand& c) { ExpireGeneric(c, "pexpireat", TimeUnit::kMi
 
 enum class TtlForm { kTtl, kPTtl, kExpireTime, kPExpireTime };
 
+// Milliseconds to the nearest second, halves up, as Redis's (ms + 500) / 1000, but without
+// its overflow for a deadline near INT64_MAX (PEXPIREAT k 9223372036854775807).
+int64_t RoundToSeconds(int64_t ms) { return ms / 1000 + (ms % 1000 >= 500 ? 1 : 0); }
+
 void TtlGeneric(ShardCommand& c, TtlForm form) {
   Entry* e = c.db.Find(c.args[1], c.now_ms);
   ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Integer(-2);
   int64_t d = e->deadline();
   if (d == kNoDeadline) return c.reply.Integer(-1);
+  // A live key's deadline is after now, so neither value is negative.
+  int64_t left = d - c.now_ms;
   switch (form) {
     case TtlForm::kTtl:
-      return c.reply.Integer((d - c.now_ms + 500) / 1000);
+      return c.reply.Integer(RoundToSeconds(left));
     case TtlForm::kPTtl:
-      return c.reply.Integer(d - c.now_ms);
+      return c.reply.Integer(left);
     case TtlForm::kExpireTime:
-      return c.reply.Integer((d + 500) / 1000);
+      return c.reply.Integer(RoundToSeconds(d));
     case TtlForm::kPExpireTime:
       return c.reply.Integer(d);
   }
@@ -165,11 +180,18 @@ void CmdPersist(ShardCommand& c) {
 
 // ---- RENAME, RENAMENX, COPY, MOVE ----
 
-// A detached copy of a key's value, carried from one shard to another.
+// A detached copy of a key's value, carried from one shard to another. Its encoding goes
+// along: Redis moves (RENAME) or duplicates (COPY) the object, so a raw string stays raw.
 struct Carried {
   std::string value;
   ValueType type = ValueType::kString;
   int64_t deadline = kNoDeadline;
+  engine::StringEncoding encoding = engine::StringEncoding::kByContent;
+
+  static Carried Of(const Entry& e) { return {std::string(e.value()), e.type(), e.deadline(), e.string_encoding()}; }
+  void PutInto(engine::Db& d, std::string_view key, int64_t now) const {
+    d.Put(key, value, type, deadline, now)->set_string_encoding(encoding);
+  }
 };
 
 awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
@@ -198,7 +220,7 @@ awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
           dst_exists = true;
           return;
         }
-        carried = Carried{std::string(e->value()), e->type(), e->deadline()};
+        carried = Carried::Of(*e);
       },
       c.session.waker);
   if (!carried) {
@@ -220,7 +242,7 @@ awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
         if (carried->deadline != kNoDeadline && carried->deadline <= now) {
           d.Erase(dst, now);
         } else {
-          d.Put(dst, carried->value, carried->type, carried->deadline, now);
+          carried->PutInto(d, dst, now);
         }
         written = true;
       },
@@ -242,9 +264,10 @@ awaitable<void> CmdCopy(ConnCommand& c) {
   int src_db = c.session.db, dst_db = c.session.db;
   bool replace = false;
   for (size_t i = 3; i < c.args.size(); ++i) {
-    if (EqualsIgnoreCase(c.args[i], "REPLACE")) {
+    std::string_view opt = AsCString(c.args[i]);
+    if (EqualsIgnoreCase(opt, "REPLACE")) {
       replace = true;
-    } else if (EqualsIgnoreCase(c.args[i], "DB") && i + 1 < c.args.size()) {
+    } else if (EqualsIgnoreCase(opt, "DB") && i + 1 < c.args.size()) {
       int64_t n = 0;
       if (!protocol::ParseInt64(c.args[++i], &n)) {
         c.reply.Error(errors::kNotInteger);
@@ -271,7 +294,7 @@ awaitable<void> CmdCopy(ConnCommand& c) {
   co_await shards.RunOn(
       c.session.home, ids1,
       [&](engine::Shard& shard) {
-        if (Entry* e = shard.db(src_db).Find(src, now)) carried = Carried{std::string(e->value()), e->type(), e->deadline()};
+        if (Entry* e = shard.db(src_db).Find(src, now)) carried = Carried::Of(*e);
       },
       c.session.waker);
   if (!carried) {
@@ -285,7 +308,7 @@ awaitable<void> CmdCopy(ConnCommand& c) {
       [&](engine::Shard& shard) {
         engine::Db& d = shard.db(dst_db);
         if (!replace && d.Find(dst, now)) return;
-        d.Put(dst, carried->value, carried->type, carried->deadline, now);
+        carried->PutInto(d, dst, now);
         written = true;
       },
       c.session.waker);
@@ -317,43 +340,72 @@ bool LooksLikeInteger(std::string_view v) {
   return v.size() <= 20 && protocol::ParseInt64(v, &n);
 }
 
-void CmdObject(ShardCommand& c) {
-  // The key is args[2], so dispatch routes OBJECT to the key's shard; OBJECT HELP has no key
-  // and runs on the caller's own shard.
-  std::string_view sub = c.args[1];
-  if (c.args.size() == 2 && EqualsIgnoreCase(sub, "HELP")) {
-    ReplyHelp(c.reply, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                                  "ENCODING <key>", "    Return the kind of internal representation used for the value.",
-                                  "FREQ <key>", "    Return the access frequency index of the key.",
-                                  "IDLETIME <key>", "    Return the idle time of the key (about 18 hours of range).",
-                                  "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."});
-    return;
+// Redis's encoding of a string: int when SET-style storage could read it as a 64-bit integer,
+// else embstr up to 44 bytes (one allocation with the object header), else raw.
+const char* EncodingName(const Entry& e) {
+  std::string_view v = e.value();
+  switch (e.string_encoding()) {
+    case engine::StringEncoding::kRaw:
+      return "raw";
+    case engine::StringEncoding::kByContent:
+      if (LooksLikeInteger(v)) return "int";
+      break;
+    case engine::StringEncoding::kNoInt:
+      break;
   }
-  if (c.args.size() != 3) return c.reply.Error(errors::UnknownSubcommand(sub, "object"));
+  return v.size() <= 44 ? "embstr" : "raw";
+}
+
+void ObjectHelp(ShardCommand& c) {
+  ReplyHelp(c.reply, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                      "ENCODING <key>", "    Return the kind of internal representation used for the value.",
+                      "FREQ <key>", "    Return the access frequency index of the key.",
+                      "IDLETIME <key>", "    Return the idle time of the key (about 18 hours of range).",
+                      "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."});
+}
+
+// The key subcommands; each runs only on a live key (OBJECT answers nil for a missing one).
+void ObjectEncoding(ShardCommand& c, Entry& e) { c.reply.Bulk(EncodingName(e)); }
+void ObjectIdleTime(ShardCommand& c, Entry& e) {
+  uint16_t now16 = static_cast<uint16_t>(c.now_ms / 1000);
+  c.reply.Integer(static_cast<uint16_t>(now16 - e.touched()));
+}
+void ObjectRefCount(ShardCommand& c, Entry&) { c.reply.Integer(1); }
+void ObjectFreq(ShardCommand& c, Entry&) {
+  c.reply.Error(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+      "between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
+struct ObjectSubcommand {
+  const char* name;  // lower case, as the arity error names it ('object|encoding')
+  size_t arity;
+  void (*run)(ShardCommand&, Entry&);
+};
+constexpr ObjectSubcommand kObjectSubcommands[] = {{"encoding", 3, ObjectEncoding},
+                                                   {"freq", 3, ObjectFreq},
+                                                   {"idletime", 3, ObjectIdleTime},
+                                                   {"refcount", 3, ObjectRefCount},
+                                                   {"help", 2, nullptr}};
+
+// Redis 7.0 knows each subcommand with its own arity: a known one with the wrong number of
+// arguments is an arity error, an unknown one (matched on all its bytes, NULs included) an
+// unknown-subcommand error quoting at most 128 bytes of it, up to a NUL.
+void CmdObject(ShardCommand& c) {
+  // The key is args[2], so dispatch routes OBJECT to the key's shard; without a key (OBJECT
+  // HELP, or a wrong arity) it runs on the caller's own shard.
+  std::string_view sub = c.args[1];
+  const ObjectSubcommand* found = nullptr;
+  for (const ObjectSubcommand& s : kObjectSubcommands) {
+    if (EqualsIgnoreCase(sub, s.name)) found = &s;
+  }
+  if (found == nullptr) return c.reply.Error(errors::UnknownSubcommand(AsCString(sub).substr(0, 128), "object"));
+  if (c.args.size() != found->arity) return c.reply.Error(errors::WrongArity(std::string("object|") + found->name));
+  if (found->run == nullptr) return ObjectHelp(c);
   Entry* e = c.db.Find(c.args[2], c.now_ms);
   ChargeRead(c.charge, c.args[2], e);
-  if (EqualsIgnoreCase(sub, "ENCODING")) {
-    if (!e) return c.reply.Null();
-    std::string_view v = e->value();
-    if (e->edited_in_place()) return c.reply.Bulk("raw");
-    return c.reply.Bulk(LooksLikeInteger(v) ? "int" : v.size() <= 44 ? "embstr" : "raw");
-  }
-  if (EqualsIgnoreCase(sub, "IDLETIME")) {
-    if (!e) return c.reply.Null();
-    uint16_t now16 = static_cast<uint16_t>(c.now_ms / 1000);
-    return c.reply.Integer(static_cast<uint16_t>(now16 - e->touched()));
-  }
-  if (EqualsIgnoreCase(sub, "REFCOUNT")) {
-    if (!e) return c.reply.Null();
-    return c.reply.Integer(1);
-  }
-  if (EqualsIgnoreCase(sub, "FREQ")) {
-    if (!e) return c.reply.Null();
-    return c.reply.Error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
-        "between policies at runtime LRU and LFU data will take some time to adjust.");
-  }
-  c.reply.Error(errors::UnknownSubcommand(sub, "object"));
+  if (!e) return c.reply.Null();
+  found->run(c, *e);
 }
 
 // ---- Keyspace-wide ----
@@ -408,7 +460,7 @@ awaitable<void> CmdScan(ConnCommand& c) {
       c.reply.Error(errors::kSyntax);
       co_return;
     }
-    std::string_view opt = c.args[i], value = c.args[i + 1];
+    std::string_view opt = AsCString(c.args[i]), value = c.args[i + 1];
     if (EqualsIgnoreCase(opt, "MATCH")) {
       pattern = value;
     } else if (EqualsIgnoreCase(opt, "COUNT")) {
@@ -421,7 +473,7 @@ awaitable<void> CmdScan(ConnCommand& c) {
         co_return;
       }
     } else if (EqualsIgnoreCase(opt, "TYPE")) {
-      type = value;
+      type = AsCString(value);
     } else {
       c.reply.Error(errors::kSyntax);
       co_return;
@@ -502,8 +554,8 @@ awaitable<void> CmdRandomKey(ConnCommand& c) {
 bool ParseFlushMode(ConnCommand& c, bool* async) {
   *async = false;
   if (c.args.size() == 1) return true;
-  if (c.args.size() == 2 && EqualsIgnoreCase(c.args[1], "ASYNC")) return *async = true, true;
-  if (c.args.size() == 2 && EqualsIgnoreCase(c.args[1], "SYNC")) return true;
+  if (c.args.size() == 2 && EqualsIgnoreCase(AsCString(c.args[1]), "ASYNC")) return *async = true, true;
+  if (c.args.size() == 2 && EqualsIgnoreCase(AsCString(c.args[1]), "SYNC")) return true;
   c.reply.Error(errors::kSyntax);
   return false;
 }

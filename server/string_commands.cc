@@ -29,79 +29,83 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
-constexpr int64_t kMaxStringLength = 512ll * 1024 * 1024;
-
 // ---- Expiry options shared by SET and GETEX ----
 
+struct TimeForm {
+  const char* name;
+  TimeUnit unit;
+  bool absolute;
+};
+constexpr TimeForm kTimeForms[] = {{"EX", TimeUnit::kSeconds, false},
+                                   {"PX", TimeUnit::kMilliseconds, false},
+                                   {"EXAT", TimeUnit::kSeconds, true},
+                                   {"PXAT", TimeUnit::kMilliseconds, true}};
+
 struct ExpiryOption {
-  enum Kind { kNone, kRelative, kAbsolute, kKeep, kPersist } kind = kNone;
-  const void* form = nullptr;  // which of EX/PX/EXAT/PXAT set it
+  enum Kind { kNone, kTime, kKeep, kPersist } kind = kNone;
+  const TimeForm* form = nullptr;  // for kTime: which of EX/PX/EXAT/PXAT
+  std::string_view amount;         // for kTime: its argument, not yet read
   int64_t deadline_ms = kNoDeadline;
 };
 
-// Parses one EX/PX/EXAT/PXAT (and KEEPTTL/PERSIST when allowed) at args[*i]; returns false if
-// args[*i] is not such an option. On a bad value replies and sets *failed.
-bool ParseExpiryOption(ShardCommand& c, const char* command, size_t* i, ExpiryOption* opt, bool allow_keepttl,
-                       bool allow_persist, bool* failed) {
-  std::string_view a = c.args[*i];
-  struct Form {
-    const char* name;
-    TimeUnit unit;
-    bool absolute;
+enum class OptionMatch { kNo, kYes, kSyntaxError };
+
+// Parses one EX/PX/EXAT/PXAT <amount> (and KEEPTTL or PERSIST where allowed) at args[*i],
+// syntax only. Redis parses every option before it reads any amount, so a syntax error wins
+// over a bad amount, and a repeated option replaces the earlier amount unread. Repeating an
+// option is allowed; mixing two kinds is not.
+OptionMatch ParseExpiryOption(Args args, size_t* i, ExpiryOption* opt, bool allow_keepttl, bool allow_persist) {
+  std::string_view a = AsCString(args[*i]);
+  auto take = [&](ExpiryOption::Kind kind, const TimeForm* form) {
+    if (opt->kind != ExpiryOption::kNone && (opt->kind != kind || opt->form != form)) return OptionMatch::kSyntaxError;
+    opt->kind = kind;
+    opt->form = form;
+    return OptionMatch::kYes;
   };
-  static constexpr Form kForms[] = {{"EX", TimeUnit::kSeconds, false},
-                                    {"PX", TimeUnit::kMilliseconds, false},
-                                    {"EXAT", TimeUnit::kSeconds, true},
-                                    {"PXAT", TimeUnit::kMilliseconds, true}};
-  // Repeating the same option is allowed (the last one wins); mixing kinds is not.
-  if (allow_keepttl && EqualsIgnoreCase(a, "KEEPTTL")) {
-    if (opt->kind != ExpiryOption::kNone && opt->kind != ExpiryOption::kKeep) return c.reply.Error(errors::kSyntax), *failed = true;
-    opt->kind = ExpiryOption::kKeep;
-    return true;
-  }
-  if (allow_persist && EqualsIgnoreCase(a, "PERSIST")) {
-    if (opt->kind != ExpiryOption::kNone && opt->kind != ExpiryOption::kPersist) return c.reply.Error(errors::kSyntax), *failed = true;
-    opt->kind = ExpiryOption::kPersist;
-    return true;
-  }
-  for (const Form& f : kForms) {
+  if (allow_keepttl && EqualsIgnoreCase(a, "KEEPTTL")) return take(ExpiryOption::kKeep, nullptr);
+  if (allow_persist && EqualsIgnoreCase(a, "PERSIST")) return take(ExpiryOption::kPersist, nullptr);
+  for (const TimeForm& f : kTimeForms) {
     if (!EqualsIgnoreCase(a, f.name)) continue;
-    bool same = opt->form == &f;
-    if ((opt->kind != ExpiryOption::kNone && !same) || *i + 1 >= c.args.size()) {
-      c.reply.Error(errors::kSyntax);
-      *failed = true;
-      return true;
-    }
-    int64_t amount = 0;
-    if (!protocol::ParseInt64(c.args[*i + 1], &amount)) {
-      c.reply.Error(errors::kNotInteger);
-      *failed = true;
-      return true;
-    }
-    auto deadline = ToDeadline(amount, f.unit, f.absolute, c.now_ms, true);
-    if (!deadline) {
-      c.reply.Error(errors::InvalidExpireTime(command));
-      *failed = true;
-      return true;
-    }
-    opt->kind = f.absolute ? ExpiryOption::kAbsolute : ExpiryOption::kRelative;
-    opt->form = &f;
-    opt->deadline_ms = *deadline;
-    ++*i;
-    return true;
+    if (*i + 1 >= args.size()) return OptionMatch::kSyntaxError;
+    OptionMatch m = take(ExpiryOption::kTime, &f);
+    if (m == OptionMatch::kYes) opt->amount = args[++*i];
+    return m;
   }
-  return false;
+  return OptionMatch::kNo;
+}
+
+// Reads the amount of a parsed EX/PX/EXAT/PXAT into opt->deadline_ms; false (and the reply
+// sent) if it is not an integer, not positive, or overflows.
+bool ReadExpiryAmount(ShardCommand& c, const char* command, ExpiryOption* opt) {
+  if (opt->kind != ExpiryOption::kTime) return true;
+  int64_t amount = 0;
+  if (!protocol::ParseInt64(opt->amount, &amount)) return c.reply.Error(errors::kNotInteger), false;
+  auto deadline = ToDeadline(amount, opt->form->unit, opt->form->absolute, c.now_ms, true);
+  if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command)), false;
+  opt->deadline_ms = *deadline;
+  return true;
 }
 
 // Stores a string value, or deletes the key when the deadline already passed (as Redis
-// does for SET ... PXAT <past>).
-void StoreString(ShardCommand& c, std::string_view key, std::string_view value, int64_t deadline) {
+// does for SET ... PXAT <past>). Returns the entry, nullptr if deleted.
+Entry* StoreString(ShardCommand& c, std::string_view key, std::string_view value, int64_t deadline) {
   if (deadline != kNoDeadline && deadline <= c.now_ms) {
     c.db.Erase(key, c.now_ms);
-    return;
+    return nullptr;
   }
   Entry* e = c.db.Put(key, value, ValueType::kString, deadline, c.now_ms);
   e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
+  return e;
+}
+
+// Whether a string of `size` + `growth` bytes is allowed, as Redis checks before it grows
+// one; replies the error if not. The limit is the live proto-max-bulk-len, capped at what an
+// entry's 32-bit length holds. `size` may be a client's offset up to INT64_MAX: the sum is
+// taken in 64 unsigned bits, where it cannot wrap.
+bool CheckStringLength(ShardCommand& c, uint64_t size, uint64_t growth) {
+  uint64_t limit = std::min<uint64_t>(static_cast<uint64_t>(c.server.max_bulk_len()), UINT32_MAX);
+  if (size + growth > limit) return c.reply.Error(errors::kStringTooLong), false;
+  return true;
 }
 
 // ---- GET / SET ----
@@ -119,20 +123,20 @@ void CmdSet(ShardCommand& c) {
   bool get = false;
   ExpiryOption expiry;
   for (size_t i = 3; i < c.args.size(); ++i) {
-    std::string_view a = c.args[i];
-    bool failed = false;
+    std::string_view a = AsCString(c.args[i]);
+    OptionMatch m = OptionMatch::kYes;
     if (EqualsIgnoreCase(a, "NX") && condition != kIfPresent) {
       condition = kIfAbsent;
     } else if (EqualsIgnoreCase(a, "XX") && condition != kIfAbsent) {
       condition = kIfPresent;
     } else if (EqualsIgnoreCase(a, "GET")) {
       get = true;
-    } else if (ParseExpiryOption(c, "set", &i, &expiry, true, false, &failed)) {
-      if (failed) return;
     } else {
-      return c.reply.Error(errors::kSyntax);
+      m = ParseExpiryOption(c.args, &i, &expiry, true, false);
     }
+    if (m != OptionMatch::kYes) return c.reply.Error(errors::kSyntax);
   }
+  if (!ReadExpiryAmount(c, "set", &expiry)) return;
   std::string_view key = c.args[1];
   bool wrong = false;
   Entry* old = FindString(c, key, &wrong);
@@ -200,26 +204,24 @@ void CmdGetDel(ShardCommand& c) {
   c.db.Erase(c.args[1], c.now_ms);
 }
 
+// Redis looks the key up before it reads the amount: a missing key answers nil whatever the
+// amount, and only an existing one can get the invalid-expire-time error.
 void CmdGetEx(ShardCommand& c) {
   ExpiryOption expiry;
   for (size_t i = 2; i < c.args.size(); ++i) {
-    bool failed = false;
-    if (ParseExpiryOption(c, "getex", &i, &expiry, false, true, &failed)) {
-      if (failed) return;
-    } else {
-      return c.reply.Error(errors::kSyntax);
-    }
+    if (ParseExpiryOption(c.args, &i, &expiry, false, true) != OptionMatch::kYes) return c.reply.Error(errors::kSyntax);
   }
   bool wrong = false;
   Entry* e = FindString(c, c.args[1], &wrong);
   if (wrong) return;
   if (!e) return ChargeRead(c.charge, c.args[1], e), c.reply.Null();
+  if (!ReadExpiryAmount(c, "getex", &expiry)) return;
   if (expiry.kind == ExpiryOption::kNone) ChargeRead(c.charge, c.args[1], e);
   else ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
   if (expiry.kind == ExpiryOption::kPersist) {
     c.db.SetDeadline(e, kNoDeadline, c.now_ms);
-  } else if (expiry.kind == ExpiryOption::kRelative || expiry.kind == ExpiryOption::kAbsolute) {
+  } else if (expiry.kind == ExpiryOption::kTime) {
     c.db.SetDeadline(e, expiry.deadline_ms, c.now_ms);
   }
 }
@@ -245,12 +247,12 @@ void CmdAppend(ShardCommand& c) {
     return c.reply.Integer(static_cast<int64_t>(tail.size()));
   }
   size_t len = e->value().size();
-  if (static_cast<int64_t>(len + tail.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
+  if (!CheckStringLength(c, len, tail.size())) return;
   ChargeWrite(c.charge, true, key.size() + len + tail.size());
   e = c.db.ReserveValue(e, len + tail.size());
   std::memcpy(e->mutable_value() + len, tail.data(), tail.size());
   e->set_value_len(static_cast<uint32_t>(len + tail.size()));
-  e->set_edited_in_place(true);
+  e->set_string_encoding(engine::StringEncoding::kRaw);
   c.reply.Integer(static_cast<int64_t>(len + tail.size()));
 }
 
@@ -284,13 +286,14 @@ void CmdSetRange(ShardCommand& c) {
   Entry* e = FindString(c, key, &wrong);
   if (wrong) return;
   if (patch.empty()) return ChargeRead(c.charge, key, e), c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
-  if (offset + static_cast<int64_t>(patch.size()) > kMaxStringLength) return c.reply.Error(errors::kStringTooLong);
+  if (!CheckStringLength(c, static_cast<uint64_t>(offset), patch.size())) return;
   size_t needed = static_cast<size_t>(offset) + patch.size();
   ChargeWrite(c.charge, e != nullptr, key.size() + std::max(needed, e ? e->value().size() : 0));
   if (!e) {
     std::string value(needed, '\0');
     std::memcpy(value.data() + offset, patch.data(), patch.size());
-    StoreString(c, key, value, kNoDeadline);
+    // Redis builds this value as a raw string, not through SET's encoding.
+    StoreString(c, key, value, kNoDeadline)->set_string_encoding(engine::StringEncoding::kRaw);
     return c.reply.Integer(static_cast<int64_t>(needed));
   }
   size_t len = e->value().size();
@@ -300,7 +303,7 @@ void CmdSetRange(ShardCommand& c) {
     e->set_value_len(static_cast<uint32_t>(needed));
   }
   std::memcpy(e->mutable_value() + offset, patch.data(), patch.size());
-  e->set_edited_in_place(true);
+  e->set_string_encoding(engine::StringEncoding::kRaw);
   c.reply.Integer(static_cast<int64_t>(e->value().size()));
 }
 
@@ -363,7 +366,8 @@ void CmdIncrByFloat(ShardCommand& c) {
   if (std::isnan(result) || std::isinf(result)) return c.reply.Error(errors::kNanOrInfinity);
   std::string text = FormatLongDouble(result);
   ChargeWrite(c.charge, e != nullptr, key.size() + text.size());
-  StoreString(c, key, text, e ? e->deadline() : kNoDeadline);
+  // Redis stores the text as a plain string object, never int-encoded, even for "1000".
+  StoreString(c, key, text, e ? e->deadline() : kNoDeadline)->set_string_encoding(engine::StringEncoding::kNoInt);
   c.reply.Bulk(text);
 }
 

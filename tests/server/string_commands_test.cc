@@ -174,6 +174,107 @@ TEST_P(StringCommandsTest, ArityErrors) {
   EXPECT_EQ(Run({"GETRANGE", "k", "1"}), Err("ERR wrong number of arguments for 'getrange' command"));
 }
 
+// offset + length near INT64_MAX must not wrap past the size check (it used to abort the
+// server with std::length_error or std::bad_alloc).
+TEST_P(StringCommandsTest, SetRangeOffsetNearInt64MaxIsTooLong) {
+  const std::string too_long = Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  EXPECT_EQ(Run({"SET", "str", "hello"}), kOk);
+  for (const char* key : {"str", "missing"}) {
+    EXPECT_EQ(Run({"SETRANGE", key, "9223372036854775807", "x"}), too_long) << key;
+    EXPECT_EQ(Run({"SETRANGE", key, "9223372036854775800", "0123456789"}), too_long) << key;
+  }
+  // An empty patch changes nothing and is never too long, as in Redis.
+  EXPECT_EQ(Run({"SETRANGE", "str", "9223372036854775807", ""}), Int(5));
+  EXPECT_EQ(Run({"SETRANGE", "missing", "9223372036854775807", ""}), Int(0));
+  EXPECT_EQ(Run({"GET", "str"}), Bulk("hello"));
+  EXPECT_EQ(Run({"EXISTS", "missing"}), Int(0));
+  EXPECT_EQ(Run({"GETRANGE", "str", "-9223372036854775808", "9223372036854775807"}), Bulk("hello"));
+  EXPECT_EQ(Run({"GETRANGE", "str", "9223372036854775807", "-9223372036854775808"}), Bulk(""));
+  EXPECT_EQ(Run({"GETRANGE", "str", "0", "-9223372036854775808"}), Bulk("h"));
+}
+
+// SETRANGE and APPEND grow a string up to the live proto-max-bulk-len, as Redis does.
+TEST_P(StringCommandsTest, StringGrowthFollowsProtoMaxBulkLen) {
+  const std::string too_long = Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  EXPECT_EQ(Run({"CONFIG", "SET", "proto-max-bulk-len", "1048576"}), kOk);
+  EXPECT_EQ(Run({"SETRANGE", "k", "1048575", "x"}), Int(1048576));
+  EXPECT_EQ(Run({"APPEND", "k", "x"}), too_long);
+  EXPECT_EQ(Run({"SETRANGE", "k", "1048576", "x"}), too_long);
+  EXPECT_EQ(Run({"SETRANGE", "k2", "1048576", "x"}), too_long);
+  EXPECT_EQ(Run({"STRLEN", "k"}), Int(1048576));
+  EXPECT_EQ(Run({"EXISTS", "k2"}), Int(0));
+}
+
+// Redis parses every option before it reads any number: syntax errors win over bad numbers,
+// and a repeated option's earlier value is never read.
+TEST_P(StringCommandsTest, SetOptionErrorsComeBeforeValueErrors) {
+  EXPECT_EQ(Run({"SET", "str", "orig", "EX", "1000"}), kOk);
+  const std::string syntax = Err("ERR syntax error");
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "abc", "PX", "10"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "0", "NX", "XX"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "abc", "FOO"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "0", "FOO"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "PX", "abc", "KEEPTTL"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "9223372036854775807", "NX", "XX"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "10", "PX", "10"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "10", "EX"}), syntax);
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "5", "PXAT", "10"}), syntax);
+  // The last value of a repeated option is the one read.
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "10", "EX", "abc"}), Err("ERR value is not an integer or out of range"));
+  EXPECT_EQ(Run({"SET", "str", "v", "EX", "5", "EX", "0"}), Err("ERR invalid expire time in 'set' command"));
+  EXPECT_EQ(Run({"GET", "str"}), Bulk("orig"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(1000));
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "abc", "EX", "100000"}), kOk);
+  EXPECT_EQ(Run({"TTL", "k"}), Int(100000));
+  EXPECT_EQ(Run({"SET", "k", "w", "EX", "0", "ex", "5"}), kOk);
+  EXPECT_EQ(Run({"TTL", "k"}), Int(5));
+  EXPECT_EQ(Run({"SET", "k", "x", "KEEPTTL", "KEEPTTL", "NX", "NX"}), kNil);
+  EXPECT_EQ(Run({"SET", "k", "y", "XX", "XX", "GET", "GET", "KEEPTTL"}), Bulk("w"));
+  EXPECT_EQ(Run({"TTL", "k"}), Int(5));
+}
+
+TEST_P(StringCommandsTest, GetExOptionErrorsComeBeforeValueErrors) {
+  EXPECT_EQ(Run({"SET", "str", "hello"}), kOk);
+  const std::string syntax = Err("ERR syntax error");
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "abc", "PX", "10"}), syntax);
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "0", "FOO"}), syntax);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "1", "PX", "1"}), syntax);
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "5", "EX", "abc"}), Err("ERR value is not an integer or out of range"));
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "abc", "EX", "0"}), Err("ERR invalid expire time in 'getex' command"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(-1));
+  EXPECT_EQ(Run({"GETEX", "str", "PX", "abc", "PX", "100000000"}), Bulk("hello"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(100000));
+  EXPECT_EQ(Run({"GETEX", "str", "PERSIST", "PERSIST"}), Bulk("hello"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(-1));
+}
+
+// Redis looks the key up before it reads the time: a missing key answers nil.
+TEST_P(StringCommandsTest, GetExMissingKeyIgnoresBadTime) {
+  for (std::vector<std::string> opt : {std::vector<std::string>{"EX", "0"}, {"EX", "abc"}, {"PXAT", "-1"},
+                                       {"PX", "9223372036854775807"}}) {
+    EXPECT_EQ(Run({"GETEX", "missing", opt[0], opt[1]}), kNil) << opt[0] << " " << opt[1];
+  }
+  EXPECT_EQ(Run({"EXISTS", "missing"}), Int(0));
+  EXPECT_EQ(Run({"SET", "str", "hello"}), kOk);
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "0"}), Err("ERR invalid expire time in 'getex' command"));
+  EXPECT_EQ(Run({"GETEX", "str", "PXAT", "-1"}), Err("ERR invalid expire time in 'getex' command"));
+  EXPECT_EQ(Run({"GETEX", "str", "EX", "abc"}), Err("ERR value is not an integer or out of range"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(-1));
+}
+
+// Redis compares option names as C strings: they end at a NUL byte.
+TEST_P(StringCommandsTest, OptionNamesEndAtNul) {
+  EXPECT_EQ(Run({"SET", "str", "hello"}), kOk);
+  EXPECT_EQ(Run({"SET", "str", "v", std::string("NX\0zz", 5)}), kNil);
+  EXPECT_EQ(Run({"SET", "str", "v", std::string("GET\0zz", 6)}), Bulk("hello"));
+  EXPECT_EQ(Run({"SET", "str", "w", std::string("EX\0zz", 5), "100"}), kOk);
+  EXPECT_EQ(Run({"TTL", "str"}), Int(100));
+  EXPECT_EQ(Run({"GETEX", "str", std::string("persist\0", 8)}), Bulk("w"));
+  EXPECT_EQ(Run({"TTL", "str"}), Int(-1));
+  EXPECT_EQ(Run({"SET", "str", "v", std::string("\0NX", 3)}), Err("ERR syntax error"));
+  EXPECT_EQ(Run({"GET", "str"}), Bulk("w"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, StringCommandsTest, ::testing::Values(1, 2, 4));
 
 }  // namespace

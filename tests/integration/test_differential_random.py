@@ -1,0 +1,408 @@
+"""Randomized differential testing: a seeded generator builds sequences of string and key
+commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a FLUSHALLed
+start, and the replies must be identical byte for byte. test_differential.py checks a fixed
+script; this file finds the combinations nobody thought of.
+
+  - Keys come from a small set so that commands collide; values include binary bytes,
+    integers at the int64 edges, floats and junk; options are drawn at random, including
+    invalid ones and wrong arities, so errors are compared too.
+  - Nothing depends on timing: every deadline is far away (relative ones at least a day, all
+    at least 1000 s apart, absolute ones after 2100), TTL/PTTL are compared only as -2 / -1 /
+    positive, and EXPIRETIME/PEXPIRETIME exactly only for absolute deadlines.
+  - KEYS and full SCAN iterations are compared as sorted sets, RANDOMKEY as nil / some key.
+  - After each sequence the whole keyspace (databases 0-2: values and deadlines) is compared.
+  - A difference is shrunk by delta debugging (dropping commands while the difference
+    persists, replaying each candidate on freshly FLUSHALLed servers) and reported with the
+    seed, the sequence number and the shortest sequence, as a Python list to paste.
+
+LAPSE_DIFF_SEED (default 1, or `random`) picks the seed, LAPSE_DIFF_SEQUENCES (default 1000)
+the number of sequences per thread count and LAPSE_DIFF_LENGTH (default 30) their length, so a
+longer run by hand is e.g. `LAPSE_DIFF_SEED=random LAPSE_DIFF_SEQUENCES=20000 pytest ...`.
+"""
+import os
+import random
+import shutil
+
+import pytest
+
+from lapse_harness import RawClient, encode_command, parse_reply
+from test_differential import redis_server  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
+
+FAR_S = 4102444800  # 2100-01-01
+FAR_MS = FAR_S * 1000
+DAY_S = 86400
+
+
+def _seed():
+    value = os.environ.get("LAPSE_DIFF_SEED", "1")
+    return random.SystemRandom().randrange(1 << 32) if value == "random" else int(value)
+
+
+SEED = _seed()
+SEQUENCES = int(os.environ.get("LAPSE_DIFF_SEQUENCES", "1000"))
+LENGTH = int(os.environ.get("LAPSE_DIFF_LENGTH", "30"))
+
+# ---- The generator -------------------------------------------------------------------------------
+
+KEYS = ["a", "b", "c", "n", b"k\x00\xff", "{a}x"]
+VALUES = ["", "0", "1", "-1", "42", "10", "007", "-0", "9223372036854775807", "-9223372036854775808",
+          "9223372036854775806", "3.5", "-0.25", "1e3", "0.1", "abc", " 1", "1 ", b"\x00\xff\r\n", "x" * 50,
+          "12345678901234567890", "inf", "\xe9t\xe9"]
+INTS = ["0", "1", "-1", "5", "-100", "9223372036854775807", "-9223372036854775808", "abc", "1.5", ""]
+FLOATS = ["0", "1.5", "-2", "0.1", "1e3", "3.0e-2", "-0.3", "10.5", "abc", "inf", "5e-324", "1e308", "-1e308", "0x10"]
+PATTERNS = ["*", "a*", "?", "[ab]", "*x", "n", "[^a]*", "k*", "\\*", "{a}*"]
+
+
+class Generator:
+    """One sequence's commands. Deadlines are drawn without repetition so that GT/LT never
+    compare two deadlines set a few milliseconds apart."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.used = set()
+
+    def key(self):
+        return self.rng.choice(KEYS)
+
+    def keys(self, lo=1, hi=4):
+        return [self.key() for _ in range(self.rng.randint(lo, hi))]
+
+    def value(self):
+        return self.rng.choice(VALUES)
+
+    def slot(self):
+        while True:
+            n = self.rng.randrange(1, 1_000_000)
+            if n not in self.used:
+                self.used.add(n)
+                return n
+
+    def rel_s(self):
+        return str(DAY_S + 1000 * self.slot())
+
+    def rel_ms(self):
+        return str((DAY_S + 1000 * self.slot()) * 1000 + self.rng.randrange(1000))
+
+    def abs_s(self):
+        return str(FAR_S + 1000 * self.slot())
+
+    def abs_ms(self):
+        return str((FAR_S + 1000 * self.slot()) * 1000 + self.rng.randrange(1000))
+
+    def bad_time(self):
+        return self.rng.choice(["0", "-1", "abc", "", "9223372036854775807", "1.5", "-9223372036854775808"])
+
+    def expiry_option(self, allow_keepttl, allow_persist):
+        r = self.rng.random()
+        if r < 0.5:
+            return []
+        forms = [("EX", self.rel_s), ("PX", self.rel_ms), ("EXAT", self.abs_s), ("PXAT", self.abs_ms)]
+        if r < 0.85:
+            name, amount = self.rng.choice(forms)
+            return [name, amount()]
+        if r < 0.9 and allow_keepttl:
+            return ["KEEPTTL"]
+        if r < 0.93 and allow_persist:
+            return ["PERSIST"]
+        name, _ = self.rng.choice(forms)
+        return [name, self.bad_time()]
+
+    def set_command(self):
+        opts = []
+        if self.rng.random() < 0.3:
+            opts.append(self.rng.choice(["NX", "XX"]))
+        if self.rng.random() < 0.2:
+            opts.append("GET")
+        opts += self.expiry_option(True, False)
+        if self.rng.random() < 0.05:
+            opts.append(self.rng.choice(["NX", "XX", "EX", "FOO", "KEEPTTL", "PX"]))
+        if self.rng.random() < 0.1:
+            self.rng.shuffle(opts)
+        return ["SET", self.key(), self.value()] + opts
+
+    def expire_command(self):
+        name = self.rng.choice(["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"])
+        r = self.rng.random()
+        if r < 0.08:
+            amount = self.bad_time()
+        elif r < 0.16:  # in the past or now: deletes the key (never a small positive relative time)
+            amount = self.rng.choice(["-5", "0", "1"] if name.endswith("AT") else ["-5", "0"])
+        else:
+            amount = {"EXPIRE": self.rel_s, "PEXPIRE": self.rel_ms, "EXPIREAT": self.abs_s,
+                      "PEXPIREAT": self.abs_ms}[name]()
+        flags = []
+        if self.rng.random() < 0.4:
+            flags.append(self.rng.choice(["NX", "XX", "GT", "LT"]))
+            if self.rng.random() < 0.15:
+                flags.append(self.rng.choice(["NX", "XX", "GT", "LT", "FOO"]))
+        return [name, self.key(), amount] + flags
+
+    def command(self):
+        rng = self.rng
+        k = self.key
+        builders = [
+            (10, lambda: ["GET", k()]),
+            (14, self.set_command),
+            (2, lambda: ["SETNX", k(), self.value()]),
+            (2, lambda: ["SETEX", k(), self.rel_s() if rng.random() < 0.9 else self.bad_time(), self.value()]),
+            (2, lambda: ["PSETEX", k(), self.rel_ms() if rng.random() < 0.9 else self.bad_time(), self.value()]),
+            (2, lambda: ["GETSET", k(), self.value()]),
+            (2, lambda: ["GETDEL", k()]),
+            (3, lambda: ["GETEX", k()] + self.expiry_option(False, True)),
+            (3, lambda: ["MGET"] + self.keys()),
+            (3, lambda: ["MSET"] + [x for _ in range(rng.randint(1, 3)) for x in (k(), self.value())]),
+            (2, lambda: ["MSETNX"] + [x for _ in range(rng.randint(1, 3)) for x in (k(), self.value())]),
+            (3, lambda: ["APPEND", k(), self.value()]),
+            (2, lambda: ["STRLEN", k()]),
+            (2, lambda: ["GETRANGE", k(), str(rng.randint(-12, 12)), str(rng.randint(-12, 12))]),
+            (2, lambda: ["SETRANGE", k(), str(rng.choice([0, 1, 3, 10, 60, -1])), self.value()]),
+            (3, lambda: ["INCR", k()]),
+            (2, lambda: ["DECR", k()]),
+            (3, lambda: ["INCRBY", k(), rng.choice(INTS)]),
+            (2, lambda: ["DECRBY", k(), rng.choice(INTS)]),
+            (3, lambda: ["INCRBYFLOAT", k(), rng.choice(FLOATS)]),
+            (3, lambda: ["DEL"] + self.keys()),
+            (1, lambda: ["UNLINK"] + self.keys()),
+            (3, lambda: ["EXISTS"] + self.keys()),
+            (2, lambda: ["TYPE", k()]),
+            (1, lambda: ["TOUCH"] + self.keys()),
+            (2, lambda: ["RENAME", k(), k()]),
+            (2, lambda: ["RENAMENX", k(), k()]),
+            (2, lambda: ["COPY", k(), k()] + rng.choice([[], ["REPLACE"], ["DB", str(rng.randint(0, 2))],
+                                                        ["DB", str(rng.randint(0, 2)), "REPLACE"], ["DB", "x"]])),
+            (2, lambda: ["MOVE", k(), str(rng.choice([0, 1, 2, 16]))]),
+            (8, self.expire_command),
+            (3, lambda: ["TTL", k()]),
+            (3, lambda: ["PTTL", k()]),
+            (2, lambda: ["EXPIRETIME", k()]),
+            (2, lambda: ["PEXPIRETIME", k()]),
+            (2, lambda: ["PERSIST", k()]),
+            (2, lambda: ["KEYS", rng.choice(PATTERNS)]),
+            (2, lambda: ["SCANALL"] + rng.choice([[], ["MATCH", rng.choice(PATTERNS)], ["TYPE", "string"],
+                                                  ["TYPE", "list"], ["COUNT", "2"]])),
+            (1, lambda: ["RANDOMKEY"]),
+            (2, lambda: ["DBSIZE"]),
+            (2, lambda: ["SELECT", str(rng.choice([0, 0, 1, 2, 16]))]),
+            (1, lambda: ["SWAPDB", str(rng.randint(0, 2)), str(rng.randint(0, 2))]),
+            (1, lambda: ["FLUSHDB"] if rng.random() < 0.5 else ["DBSIZE"]),
+            (1, lambda: ["OBJECT", "ENCODING", k()]),
+        ]
+        total = sum(w for w, _ in builders)
+        pick = rng.uniform(0, total)
+        for weight, build in builders:
+            pick -= weight
+            if pick <= 0:
+                break
+        cmd = build()
+        r = rng.random()
+        if r < 0.02 and len(cmd) > 1 and cmd[0] != "SCANALL":  # a wrong arity, mostly
+            cmd = cmd[:-1]
+        elif r < 0.03 and cmd[0] != "SCANALL":
+            cmd = cmd + [self.value()]
+        return tuple(cmd)
+
+
+def sequence(seed: int, threads: int, index: int, length: int = LENGTH):
+    """Sequence `index` of `seed`."""
+    rng = random.Random(f"{seed}/{threads}/{index}")
+    gen = Generator(rng)
+    return [gen.command() for _ in range(length)]
+
+
+# ---- Running a sequence and comparing ------------------------------------------------------------
+
+
+def normalize(cmd, raw):
+    name = cmd[0].upper()
+    value, _ = parse_reply(raw)
+    if name in ("TTL", "PTTL") and isinstance(value, int) and value > 0:
+        return "positive"
+    if name in ("EXPIRETIME", "PEXPIRETIME") and isinstance(value, int) and value > 0:
+        far = FAR_S if name == "EXPIRETIME" else FAR_MS
+        return value if value >= far else "relative deadline"
+    if name == "KEYS" and isinstance(value, list):
+        return ("keys", sorted(value))
+    if name == "RANDOMKEY" and isinstance(value, bytes):
+        return "some key"
+    if name == "OBJECT" and value in (b"raw", b"embstr") and os.environ.get("TMP_ENC"):
+        return "raw|embstr"
+    return raw
+
+
+def deadline_class(ms):
+    return ms if ms < 0 or ms >= FAR_MS else "relative"
+
+
+def keyspace(c: RawClient):
+    """Databases 0-2 (the only ones the generator touches, besides an invalid 16)."""
+    out = []
+    for db in range(3):
+        c.call("SELECT", db)
+        keys = sorted(c.call("KEYS", "*"))
+        replies = c.pipeline([cmd for k in keys for cmd in (("GET", k), ("PEXPIRETIME", k))]) if keys else []
+        out.append([(k, replies[2 * i], deadline_class(replies[2 * i + 1])) for i, k in enumerate(keys)])
+    return ("keyspace", out)
+
+
+def scan_all(c: RawClient, options):
+    cursor, keys, rounds = b"0", set(), 0
+    while True:
+        reply = c.call("SCAN", cursor, *options)
+        if not isinstance(reply, list):
+            return ("scan error", reply)
+        cursor, page = reply
+        keys |= set(page)
+        rounds += 1
+        if cursor == b"0" or rounds > 10000:
+            return ("scan", sorted(keys))
+
+
+def run(port: int, commands, client: RawClient | None = None):
+    """The normalized replies of `commands` (pipelined, one write per stretch between SCANs)
+    from a FLUSHALLed server in database 0, then its keyspace."""
+    own = client is None
+    c = client or RawClient(port)
+    try:
+        c.pipeline_raw([("FLUSHALL",), ("SELECT", "0")])
+        out, pending = [], []
+
+        def flush():
+            if pending:
+                c.send_raw(b"".join(encode_command(*cmd) for cmd in pending))
+                out.extend(normalize(cmd, c.read_reply_raw()) for cmd in pending)
+                pending.clear()
+
+        for cmd in commands:
+            if cmd[0] == "SCANALL":
+                flush()
+                out.append(scan_all(c, cmd[1:]))
+            else:
+                pending.append(cmd)
+        flush()
+        out.append(keyspace(c))
+        return out
+    finally:
+        if own:
+            c.close()
+
+
+def first_difference(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def shrink(commands, differs):
+    """Delta debugging (ddmin by complement): the shortest sub-sequence found for which
+    differs(sub) still holds, trying to drop halves, then quarters, ... then single commands,
+    and starting over after every successful drop."""
+    n = 2
+    while len(commands) >= 2:
+        chunk = max(1, len(commands) // n)
+        reduced = False
+        for start in range(0, len(commands), chunk):
+            candidate = commands[:start] + commands[start + chunk:]
+            if candidate and differs(candidate):
+                commands = candidate
+                n = max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(len(commands), n * 2)
+    return commands
+
+
+def describe(commands, lapse_out, redis_out):
+    lines = []
+    for i, cmd in enumerate(commands + [("(keyspace afterwards)",)]):
+        want = redis_out[i] if i < len(redis_out) else None
+        got = lapse_out[i] if i < len(lapse_out) else None
+        mark = "  " if want == got else "=>"
+        lines.append(f"{mark} {cmd!r}")
+        if want != got:
+            lines.append(f"      redis: {want!r}\n      lapse: {got!r}")
+    return "\n".join(lines)
+
+
+# ---- Tests -------------------------------------------------------------------------------------
+
+
+def test_generator_is_seeded_and_covers_every_command():
+    a = [sequence(5, 1, i) for i in range(50)]
+    assert a == [sequence(5, 1, i) for i in range(50)]
+    assert a != [sequence(6, 1, i) for i in range(50)]
+    names = {cmd[0] for seq in a for cmd in seq}
+    assert names >= {"GET", "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "MGET", "MSET",
+                     "MSETNX", "APPEND", "STRLEN", "GETRANGE", "SETRANGE", "INCR", "DECR", "INCRBY", "DECRBY",
+                     "INCRBYFLOAT", "DEL", "UNLINK", "EXISTS", "TYPE", "TOUCH", "RENAME", "RENAMENX", "COPY",
+                     "MOVE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "TTL", "PTTL", "EXPIRETIME",
+                     "PEXPIRETIME", "PERSIST", "KEYS", "SCANALL", "RANDOMKEY", "DBSIZE", "SELECT", "SWAPDB",
+                     "FLUSHDB", "OBJECT"}
+
+
+def test_shrink_finds_a_minimal_failing_subsequence():
+    # A "difference" that needs SET x, then later INCR x, with noise around them.
+    seq = [("PING", i) for i in range(40)]
+    seq[7] = ("SET", "x")
+    seq[31] = ("INCR", "x")
+    calls = []
+
+    def differs(s):
+        calls.append(len(s))
+        return ("SET", "x") in s and ("INCR", "x") in s and s.index(("SET", "x")) < s.index(("INCR", "x"))
+
+    assert shrink(seq, differs) == [("SET", "x"), ("INCR", "x")]
+    assert len(calls) < 200
+
+
+def test_random_sequences_match_redis(server, redis_server):
+    threads = int(server.options.get("threads", 0))
+    with RawClient(server.port) as lapse, RawClient(redis_server.port) as redis:
+        for index in range(SEQUENCES):
+            commands = sequence(SEED, threads, index)
+            want = run(redis_server.port, commands, redis)
+            got = run(server.port, commands, lapse)
+            if want == got:
+                continue
+
+            def differs(cmds):
+                return run(redis_server.port, cmds) != run(server.port, cmds)
+
+            if not differs(commands):
+                pytest.fail(f"LAPSE_DIFF_SEED={SEED}, threads {threads}, sequence {index}: the replies differed once "
+                            f"but not on replay (timing?):\n{describe(commands, got, want)}")
+            short = shrink(commands, differs)
+            pytest.fail(f"lapse and redis-server differ: LAPSE_DIFF_SEED={SEED}, threads {threads}, sequence "
+                        f"{index}; shortest sequence ({len(short)} of {len(commands)} commands):\n"
+                        f"{describe(short, run(server.port, short), run(redis_server.port, short))}\n"
+                        f"as a list: {short!r}")
+
+
+# Minimal sequences of differences the generator once found (all fixed since), kept as
+# regression tests.
+APPENDED = [("SET", "a", "abc"), ("APPEND", "a", "d")]
+FIXED = [
+    ("incrbyfloat-encoding", [("INCRBYFLOAT", "k", "1e3"), ("OBJECT", "ENCODING", "k")],
+     "INCRBYFLOAT k 1e3; OBJECT ENCODING k: Redis '$6\\r\\nembstr' (INCRBYFLOAT never stores an int), lapse "
+     "'$3\\r\\nint'"),
+    ("setrange-new-key-encoding", [("SETRANGE", "k", "3", "x"), ("OBJECT", "ENCODING", "k")],
+     "SETRANGE k 3 x on a missing key; OBJECT ENCODING k: Redis '$3\\r\\nraw', lapse '$6\\r\\nembstr'"),
+    ("rename-keeps-raw", APPENDED + [("RENAME", "a", "n"), ("OBJECT", "ENCODING", "n")],
+     "SET a abc; APPEND a d; RENAME a n; OBJECT ENCODING n: Redis '$3\\r\\nraw' (an APPENDed string "
+     "stays raw), lapse '$6\\r\\nembstr' (RENAMENX too)"),
+    ("copy-keeps-raw", APPENDED + [("COPY", "a", "m"), ("OBJECT", "ENCODING", "m")],
+     "SET a abc; APPEND a d; COPY a m; OBJECT ENCODING m: Redis '$3\\r\\nraw', lapse '$6\\r\\nembstr'"),
+    ("expiretime-int64-max", [("SET", "k", "v"), ("PEXPIREAT", "k", "9223372036854775807"), ("EXPIRETIME", "k")],
+     "EXPIRETIME of a key with PEXPIREAT 9223372036854775807: Redis ':9223372036854776', lapse "
+     "':-9223372036854775' (signed overflow in (ms + 500) / 1000, undefined behaviour)"),
+]
+
+
+@pytest.mark.parametrize("commands", [pytest.param(cmds, id=name) for name, cmds, _ in FIXED])
+def test_fixed_difference_stays_fixed(server, redis_server, commands):
+    assert run(server.port, commands) == run(redis_server.port, commands)
