@@ -45,7 +45,7 @@ void ItemList::Remove(Item* item) {
 }
 
 ItemStore::ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_ms)
-    : shard_id_(shard_id), catalog_(catalog), wheel_(now_ms), next_etag_((static_cast<uint64_t>(shard_id) + 1) << 48) {}
+    : catalog_(catalog), wheel_(now_ms), next_etag_((static_cast<uint64_t>(shard_id) + 1) << 48) {}
 
 ItemStore::~ItemStore() {
   for (auto& [name, part] : parts_) dropped_.push_back(std::move(part));

@@ -163,7 +163,6 @@ class ItemStore {
   size_t FreeDropped(size_t max_items);
   ContainerPart* Attach(std::shared_ptr<ContainerInfo> info);
 
-  uint32_t shard_id_;
   ContainerCatalog& catalog_;
   ItemJsonParser json_;
   std::unordered_map<std::string, std::unique_ptr<ContainerPart>> parts_;

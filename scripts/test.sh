@@ -2,7 +2,7 @@
 # Installs what is missing, builds, and runs every test: GoogleTest units (ctest), the
 # integration suites against the real binary (redis-py + redis-cli via pytest, ioredis via
 # node's test runner), redis-benchmark, and then the unit and integration tests again in
-# the AddressSanitizer + UndefinedBehaviorSanitizer build.
+# the AddressSanitizer + UndefinedBehaviorSanitizer build, and a bounded libFuzzer run.
 # `LAPSE_SKIP_ASAN=1 scripts/test.sh` skips the sanitizer pass for a quicker local loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,5 +43,7 @@ if [ "${LAPSE_SKIP_ASAN:-0}" != 1 ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   run_suites build-asan
+  step "fuzzing: RESP parser and parse+dispatch, ${LAPSE_FUZZ_SECONDS:-30} s each (clang, ASan + UBSan)"
+  scripts/fuzz.sh "${LAPSE_FUZZ_SECONDS:-30}"
 fi
 step "all tests passed"
