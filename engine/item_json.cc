@@ -236,6 +236,17 @@ std::string EtagText(uint64_t etag) {
   return s;
 }
 
+size_t RenderedItemBytes(std::string_view id, size_t members_bytes, int64_t ts_seconds) {
+  size_t id_literal = 2;
+  for (char c : id) {
+    unsigned char u = static_cast<unsigned char>(c);
+    id_literal += c == '"' || c == '\\' ? 2 : u < 0x20 ? 6 : 1;
+  }
+  constexpr size_t kFixed = sizeof("{\"id\":") - 1 + sizeof(",\"_ts\":") - 1 + sizeof(",\"_etag\":\"") - 1 + 16 +
+                            sizeof("\"}") - 1;
+  return kFixed + id_literal + (members_bytes ? members_bytes + 1 : 0) + std::to_string(ts_seconds).size();
+}
+
 void RenderItem(std::string_view id, std::string_view members, int64_t ts_seconds, uint64_t etag, std::string* out) {
   out->clear();
   out->reserve(members.size() + id.size() + 64);

@@ -50,6 +50,9 @@ bool ValidItemId(std::string_view id);
 // Container names follow the same rule as item ids (Cosmos DB's rule for resource ids).
 bool ValidContainerName(std::string_view name);
 
+// The length of the document RenderItem makes, without making it.
+size_t RenderedItemBytes(std::string_view id, size_t members_bytes, int64_t ts_seconds);
+
 // The document IGET returns: {"id":…, <members>, "_ts":…, "_etag":"…"}.
 void RenderItem(std::string_view id, std::string_view members, int64_t ts_seconds, uint64_t etag, std::string* out);
 

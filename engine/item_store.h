@@ -49,7 +49,9 @@ struct Item {
   Item* next = nullptr;
   List list = List::kNone;
 
-  size_t Bytes() const { return id.size() + members.size() + 48; }
+  // The item's size for request-unit charges: the document IGET returns, so that a read, a
+  // replace, a delete and its reclamation all charge for the same bytes.
+  size_t Bytes() const { return RenderedItemBytes(id, members.size(), last_write_ms / 1000); }
   // The deadline under the container's current default, or nullopt if it never expires.
   std::optional<int64_t> Deadline(int64_t default_ttl) const {
     auto ttl_s = EffectiveTtl(default_ttl, ttl);

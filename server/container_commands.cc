@@ -243,7 +243,8 @@ void CmdIPut(ShardCommand& c) {
     part = items.FindOrCreate(container);
     c.charge.container = part->info.get();
   }
-  size_t bytes = id.size() + body.members.size();
+  // Charged for the document as IGET will return it (Item::Bytes), like every item operation.
+  size_t bytes = engine::RenderedItemBytes(id, body.members.size(), c.now_ms / 1000);
   engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
   if (!outcome.written) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Null();
   c.charge.Add(outcome.replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);

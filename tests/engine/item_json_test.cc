@@ -126,6 +126,18 @@ TEST(ItemJsonTest, IdIsCheckedRemovedAndRenderedFirst) {
   EXPECT_EQ(ParseBody("1", R"({"id":1})").error, ItemJsonError::kIdMismatch);
 }
 
+TEST(ItemJsonTest, RenderedItemBytesIsTheRenderedLength) {
+  for (std::string_view id : {"a", "q\"b", "a\x01" "b\tc", "x\\y", "日本", ""}) {
+    for (std::string_view members : {"", R"("v":1)", R"("s":"text","n":[1,2]})"}) {
+      for (int64_t ts : {int64_t{0}, int64_t{7}, int64_t{1700000000}, int64_t{99999999999}}) {
+        std::string out;
+        RenderItem(id, members, ts, 0x1234, &out);
+        EXPECT_EQ(RenderedItemBytes(id, members.size(), ts), out.size()) << id << " " << members << " " << ts;
+      }
+    }
+  }
+}
+
 TEST(ItemJsonTest, RenderEscapesTheId) {
   EXPECT_EQ(Render("a\x01" "b\tc", R"("v":1)"), Expected(R"("a\u0001b\u0009c")", R"("v":1)"));
   EXPECT_EQ(Render("x\\y", ""), Expected(R"("x\\y")", ""));  // not a valid item id, but rendered safely
