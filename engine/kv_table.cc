@@ -143,7 +143,10 @@ bool KvTable::RehashStep(size_t buckets) {
     tables_[0] = std::move(tables_[1]);
     tables_[1] = Buckets();
     rehash_index_ = 0;
-    return false;
+    // A table emptied by a mass expiry shrinks by 8x at a time: start the next step now, or
+    // it would wait for the next write to notice.
+    MaybeResize();
+    return rehashing();
   }
   return true;
 }

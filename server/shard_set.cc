@@ -14,6 +14,7 @@ constexpr auto kSliceBudget = std::chrono::microseconds(1000);
 constexpr size_t kRecordsPerCheck = 256;
 // How often an idle shard looks for due keys.
 constexpr auto kIdleInterval = std::chrono::milliseconds(5);
+constexpr size_t kIdleRehashBuckets = 1024;
 }  // namespace
 
 ShardSet::ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog)
@@ -97,7 +98,9 @@ awaitable<void> ShardSet::ReclaimLoop(size_t index) {
         more = shard.ReclaimSlice(now, kRecordsPerCheck, [this, now](const engine::Item& item) { return admit_(item, now); });
       } while (more && std::chrono::steady_clock::now() < slice_end);
     }
-    if (!more) shard.RehashIdle(1);
+    // Idle time also finishes resizes (a table shrinking after a mass expiry gives its memory
+    // back without waiting for traffic); kIdleRehashBuckets costs well under 1 ms.
+    if (!more) shard.RehashIdle(kIdleRehashBuckets);
     if (more) {
       // Let queued client work run before the next slice.
       co_await asio::post(*contexts_[index], use_awaitable);
