@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,8 +48,16 @@ using Args = std::span<const std::string_view>;
 struct RequestCharge {
   double ru = 0;
   engine::ContainerInfo* container = nullptr;
+  // A handler that runs on the connection's thread holds the container until the charge is
+  // settled: another client may drop it meanwhile. (On a shard's thread the container part
+  // holds it.)
+  std::shared_ptr<engine::ContainerInfo> held;
   bool throttled = false;
   void Add(engine::RuOp op, size_t bytes, size_t visited = 0) { ru += engine::RuCharge(op, bytes, visited); }
+  void Hold(std::shared_ptr<engine::ContainerInfo> info) {
+    container = info.get();
+    held = std::move(info);
+  }
 };
 
 // What a ShardHandler sees. It runs on the shard's thread and must not touch the connection.

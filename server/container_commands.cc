@@ -50,8 +50,11 @@ bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::Co
 
 bool Throttled(ShardCommand& c, ContainerPart& part) { return ThrottledAt(c.charge, c.reply, *part.info, c.now_ms); }
 
-bool ThrottledFanout(ConnCommand& c, engine::ContainerInfo& info) {
-  return ThrottledAt(c.charge, c.reply, info, c.server.clock().NowMs());
+// `info` may be null (no such container); the charge holds it otherwise.
+bool ThrottledFanout(ConnCommand& c, const std::shared_ptr<engine::ContainerInfo>& info) {
+  if (!info) return false;
+  c.charge.Hold(info);
+  return ThrottledAt(c.charge, c.reply, *info, c.server.clock().NowMs());
 }
 
 void CmdCSetRu(ConnCommand& c) {
@@ -293,7 +296,7 @@ awaitable<void> CmdIDel(ConnCommand& c) {
   std::vector<double> charges(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
   auto info = c.server.containers().Find(container);
-  if (info && ThrottledFanout(c, *info)) co_return;
+  if (ThrottledFanout(c, info)) co_return;
   co_await shards.RunOn(
       c.session.home, involved,
       [&](engine::Shard& shard) {
@@ -312,7 +315,6 @@ awaitable<void> CmdIDel(ConnCommand& c) {
   int64_t total = 0;
   for (int64_t n : deleted) total += n;
   for (double ru : charges) c.charge.ru += ru;
-  c.charge.container = info.get();
   c.reply.Integer(total);
 }
 
@@ -320,10 +322,9 @@ awaitable<void> CmdICount(ConnCommand& c) {
   ContainerFigures f;
   uint64_t lag = 0;
   auto info = c.server.containers().Find(c.args[1]);
-  if (info && ThrottledFanout(c, *info)) co_return;
+  if (ThrottledFanout(c, info)) co_return;
   co_await GatherFigures(c, c.args[1], &f, &lag);
   c.charge.Add(engine::RuOp::kQuery, 0, f.stored);
-  c.charge.container = info.get();
   c.reply.Integer(static_cast<int64_t>(f.live));
 }
 
@@ -364,7 +365,7 @@ awaitable<void> CmdIScan(ConnCommand& c) {
   std::string_view container = c.args[1];
   int64_t now = c.server.clock().NowMs();
   auto info = c.server.containers().Find(container);
-  if (info && ThrottledFanout(c, *info)) co_return;
+  if (ThrottledFanout(c, info)) co_return;
   size_t visited = 0;
   // Fill up to COUNT items, moving on to the next shard when one is exhausted.
   while (at.shard < shards.size() && static_cast<int64_t>(docs.size()) < count) {
@@ -394,7 +395,6 @@ awaitable<void> CmdIScan(ConnCommand& c) {
   size_t bytes = 0;
   for (const auto& d : docs) bytes += d.size();
   c.charge.Add(engine::RuOp::kQuery, bytes, visited);
-  c.charge.container = info.get();
   c.reply.ArrayHeader(2);
   c.reply.Bulk(std::to_string(at.Encode(shards.size())));
   c.reply.ArrayHeader(docs.size());
