@@ -332,7 +332,11 @@ def test_soak(start_server):
             assert c.call("CLIST") == [b"known"]
 
         bound = max(baseline + 8 * MIB, int(baseline * 1.5))
-        assert wait_until(lambda: info_field(c, "memory", "used_memory") <= bound, 20), (f"used_memory {info_field(c, 'memory', 'used_memory')} after the soak and FLUSHDB, "
+        # The sanitizer build has no allocator statistics: its used_memory is the resident set,
+        # which ASan's quarantine keeps high after frees. There LeakSanitizer checks for leaks
+        # at exit instead, and the bound is checked on the release build.
+        sanitizer_build = lapse and b"mem_allocator:libc" in c.call("INFO", "memory")
+        assert sanitizer_build or wait_until(lambda: info_field(c, "memory", "used_memory") <= bound, 20), (f"used_memory {info_field(c, 'memory', 'used_memory')} after the soak and FLUSHDB, "
                       f"{baseline} before (bound {bound}); traffic {stats.bytes_sent} bytes, {stats.counts}")
         assert read_known(c, lapse) == before
         assert c.call_raw("PING") == b"+PONG\r\n"
