@@ -23,6 +23,7 @@ import pytest
 
 from conftest import single_server
 from lapse_harness import RespError as E
+from redis_errors import NAN_INF, NOT_FLOAT, NOT_INT, OVERFLOW, SYNTAX, arity, invalid_expire
 from lapse_harness import RawClient, ServerProcess, encode_command, target_kind
 
 server = single_server(threads=2)
@@ -35,21 +36,6 @@ INLINE_MAX = 64 * 1024
 def lapse_differs(reason):
     """Marks a test that states Redis 7.0's behaviour, which lapse does not (yet) follow."""
     return pytest.mark.xfail(target_kind() == "lapse", strict=True, reason=reason)
-
-
-def arity(name):
-    return E(f"ERR wrong number of arguments for '{name}' command")
-
-
-SYNTAX = E("ERR syntax error")
-NOT_INT = E("ERR value is not an integer or out of range")
-NOT_FLOAT = E("ERR value is not a valid float")
-OVERFLOW = E("ERR increment or decrement would overflow")
-NAN_INF = E("ERR increment would produce NaN or Infinity")
-
-
-def bad_expire(command):
-    return E(f"ERR invalid expire time in '{command}' command")
 
 
 # ---- The seeded keyspace and its snapshot --------------------------------------------------
@@ -703,12 +689,12 @@ BAD_SET = [
     (("PXAT", "10", "KEEPTTL"), SYNTAX), (("PERSIST",), SYNTAX), (("FOO",), SYNTAX), (("EX", "10", "FOO"), SYNTAX),
     (("NX", "XX", "EX", "abc"), SYNTAX),
     (("EX", "10", "EX", "abc"), NOT_INT), (("EX", "1.5"), NOT_INT), (("EX", "99999999999999999999"), NOT_INT),
-    (("EX", "0"), bad_expire("set")), (("EX", "-1"), bad_expire("set")), (("PX", "0"), bad_expire("set")),
-    (("PX", "-5"), bad_expire("set")), (("EXAT", "0"), bad_expire("set")), (("EXAT", "-1"), bad_expire("set")),
-    (("PXAT", "0"), bad_expire("set")), (("GET", "EX", "0"), bad_expire("set")),
-    (("EX", "9223372036854775807"), bad_expire("set")), (("EX", "9223372036854776"), bad_expire("set")),
-    (("PX", "9223372036854775807"), bad_expire("set")), (("EXAT", "9223372036854775807"), bad_expire("set")),
-    (("EX", "-9223372036854775808"), bad_expire("set")),
+    (("EX", "0"), invalid_expire("set")), (("EX", "-1"), invalid_expire("set")), (("PX", "0"), invalid_expire("set")),
+    (("PX", "-5"), invalid_expire("set")), (("EXAT", "0"), invalid_expire("set")), (("EXAT", "-1"), invalid_expire("set")),
+    (("PXAT", "0"), invalid_expire("set")), (("GET", "EX", "0"), invalid_expire("set")),
+    (("EX", "9223372036854775807"), invalid_expire("set")), (("EX", "9223372036854776"), invalid_expire("set")),
+    (("PX", "9223372036854775807"), invalid_expire("set")), (("EXAT", "9223372036854775807"), invalid_expire("set")),
+    (("EX", "-9223372036854775808"), invalid_expire("set")),
 ]
 
 
@@ -732,9 +718,9 @@ def test_repeated_set_options_are_allowed(seeded, c):
 
 BAD_GETEX = [
     (("EX", "10", "PX", "10"), SYNTAX), (("PERSIST", "EX", "10"), SYNTAX), (("EX", "10", "PERSIST"), SYNTAX),
-    (("FOO",), SYNTAX), (("KEEPTTL",), SYNTAX), (("EX", "abc"), NOT_INT), (("EX", "0"), bad_expire("getex")),
-    (("EX", "-1"), bad_expire("getex")), (("PXAT", "0"), bad_expire("getex")),
-    (("EX", "9223372036854775807"), bad_expire("getex")),
+    (("FOO",), SYNTAX), (("KEEPTTL",), SYNTAX), (("EX", "abc"), NOT_INT), (("EX", "0"), invalid_expire("getex")),
+    (("EX", "-1"), invalid_expire("getex")), (("PXAT", "0"), invalid_expire("getex")),
+    (("EX", "9223372036854775807"), invalid_expire("getex")),
 ]
 
 
@@ -753,10 +739,10 @@ def test_getex_missing_key_ignores_bad_time(seeded, c, options):
 
 
 @pytest.mark.parametrize("cmd,error", [
-    (("SETEX", "str", "0", "v"), bad_expire("setex")), (("SETEX", "str", "-1", "v"), bad_expire("setex")),
-    (("SETEX", "str", "9223372036854775807", "v"), bad_expire("setex")),
-    (("PSETEX", "str", "0", "v"), bad_expire("psetex")), (("PSETEX", "missing", "-1", "v"), bad_expire("psetex")),
-    (("PSETEX", "str", "9223372036854775807", "v"), bad_expire("psetex")),
+    (("SETEX", "str", "0", "v"), invalid_expire("setex")), (("SETEX", "str", "-1", "v"), invalid_expire("setex")),
+    (("SETEX", "str", "9223372036854775807", "v"), invalid_expire("setex")),
+    (("PSETEX", "str", "0", "v"), invalid_expire("psetex")), (("PSETEX", "missing", "-1", "v"), invalid_expire("psetex")),
+    (("PSETEX", "str", "9223372036854775807", "v"), invalid_expire("psetex")),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
 def test_bad_setex_times(seeded, c, cmd, error):
     assert c.call(*cmd) == error
@@ -815,7 +801,7 @@ def test_repeated_option_only_last_value_is_read(seeded, c):
                                         ("EXPIREAT", "9223372036854775807")], ids=" ".join)
 @pytest.mark.parametrize("key", ["str", "far"])
 def test_expire_time_overflow(seeded, c, key, cmd, amount):
-    assert c.call(cmd, key, amount) == bad_expire(cmd.lower())
+    assert c.call(cmd, key, amount) == invalid_expire(cmd.lower())
     seeded.assert_unchanged()
 
 

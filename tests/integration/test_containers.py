@@ -27,12 +27,11 @@ import pytest
 import redis
 
 from lapse_harness import RespError as E
+from redis_errors import NOT_INT, SYNTAX, arity
 from lapse_harness import server_ms
 
 pytestmark = pytest.mark.lapse_only
 
-SYNTAX = E("ERR syntax error")
-NOT_INT = E("ERR value is not an integer or out of range")
 INVALID_CURSOR = E("ERR invalid cursor")
 NOT_OBJECT = E("ERR the item must be a JSON object")
 ID_MISMATCH = E("ERR the item's \"id\" property must be a string equal to the id argument")
@@ -51,10 +50,6 @@ CINFO_FIELDS = ["ru_per_second", "ru_user_total", "ru_reclaim_total", "ru_thrott
 
 def ttl_error(value):
     return E("ERR The input ttl '" + value + TTL_TAIL)
-
-
-def arity(command):
-    return E(f"ERR wrong number of arguments for '{command}' command")
 
 
 # ---- helpers ---------------------------------------------------------------------------

@@ -5,17 +5,12 @@ SWAPDB, MOVE, TOUCH and OBJECT. Expected replies are Redis 7.0's (LAPSE_TARGET=r
 import pytest
 
 from lapse_harness import RespError as E
+from redis_errors import NOT_INT, SYNTAX, invalid_expire
 from lapse_harness import server_ms
 
-SYNTAX = E("ERR syntax error")
-NOT_INT = E("ERR value is not an integer or out of range")
 NO_SUCH_KEY = E("ERR no such key")
 SAME_OBJECT = E("ERR source and destination objects are the same")
 DB_RANGE = E("ERR DB index is out of range")
-
-
-def invalid_expire(cmd):
-    return E(f"ERR invalid expire time in '{cmd}' command")
 
 
 def fill(raw, n, prefix="key:"):

@@ -5,21 +5,8 @@ Every expected reply and error text is Redis 7.0's (checked with LAPSE_TARGET=re
 import pytest
 
 from lapse_harness import RespError as E
+from redis_errors import NAN_INF, NOT_FLOAT, NOT_INT, OVERFLOW, SYNTAX, arity, invalid_expire
 from lapse_harness import server_ms
-
-SYNTAX = E("ERR syntax error")
-NOT_INT = E("ERR value is not an integer or out of range")
-NOT_FLOAT = E("ERR value is not a valid float")
-OVERFLOW = E("ERR increment or decrement would overflow")
-NAN_INF = E("ERR increment would produce NaN or Infinity")
-
-
-def invalid_expire(cmd):
-    return E(f"ERR invalid expire time in '{cmd}' command")
-
-
-def arity(cmd):
-    return E(f"ERR wrong number of arguments for '{cmd}' command")
 
 
 # ---- GET / SET ------------------------------------------------------------------------
