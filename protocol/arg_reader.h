@@ -22,6 +22,10 @@ bool ParseLongDouble(std::string_view s, long double* out);
 bool ParseDouble(std::string_view s, double* out);
 // ASCII case-insensitive equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// An argument as Redis's C code sees it where it treats it as a C string: compared with
+// strcasecmp (option names) or quoted with %s (error replies), both of which stop at the
+// first NUL byte. "nx\0junk" is NX there, and "a\0b" is quoted as "a".
+inline std::string_view AsCString(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
 
 class ArgReader {
  public:

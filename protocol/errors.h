@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/arg_reader.h"
+
 namespace lapse::protocol::errors {
 
 // Protocol violations; the connection is closed after sending one.
@@ -96,9 +98,6 @@ inline std::string InvalidJson(std::string_view detail) {
   return msg;
 }
 
-// An argument as Redis's printf("%s") shows it: up to its first NUL byte.
-inline std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
-
 // As Redis 7.0 builds it: the name cut to 128 bytes, then quoted arguments appended while
 // the list is shorter than 128 bytes, the last one cut to what is left of those 128; each
 // also ends at a NUL byte, as C strings do.
@@ -106,11 +105,11 @@ inline std::string UnknownCommand(std::string_view name, const std::string_view*
   std::string list;
   for (size_t i = 0; i < nargs && list.size() < 128; ++i) {
     list.push_back('\'');
-    list.append(UpToNul(args[i]).substr(0, 128 - list.size() + 1));
+    list.append(AsCString(args[i]).substr(0, 128 - list.size() + 1));
     list.append("' ");
   }
   std::string msg = "ERR unknown command '";
-  msg.append(UpToNul(name).substr(0, 128));
+  msg.append(AsCString(name).substr(0, 128));
   msg.append("', with args beginning with: ");
   msg.append(list);
   return msg;

@@ -248,47 +248,53 @@ std::optional<std::vector<std::string>> SplitLine(std::string_view line) {
 
 namespace {
 
-std::optional<std::string> SetOne(Settings& target, std::string_view name, std::string_view value, bool at_startup) {
+std::string SetFailed(std::string_view name, std::string_view reason) {
+  return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + std::string(reason);
+}
+
+// The setting called `name` if it may be set now; otherwise nullptr and *error says why.
+const Option* SettableOption(std::string_view name, bool at_startup, std::string* error) {
   const Option* opt = FindOption(name);
-  if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
-  if (!at_startup && !opt->mutable_at_runtime)
-    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - can't set immutable config";
-  if (auto err = opt->set(target, value))
-    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + *err;
-  return std::nullopt;
+  if (opt == nullptr) {
+    *error = "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
+  } else if (!at_startup && !opt->mutable_at_runtime) {
+    *error = SetFailed(name, "can't set immutable config");
+    opt = nullptr;
+  }
+  return opt;
 }
 
 }  // namespace
 
 std::optional<std::string> Config::SetLocked(std::string_view name, std::string_view value, bool at_startup) {
+  std::string error;
+  const Option* opt = SettableOption(name, at_startup, &error);
+  if (opt == nullptr) return error;
   Settings candidate = settings_;
-  if (auto err = SetOne(candidate, name, value, at_startup)) return err;
+  if (auto err = opt->set(candidate, value)) return SetFailed(name, *err);
   settings_ = std::move(candidate);
   return std::nullopt;
 }
 
-std::optional<std::string> Config::Set(std::string_view name, std::string_view value) {
-  std::lock_guard lock(mu_);
-  return SetLocked(name, value, false);
-}
+std::optional<std::string> Config::Set(std::string_view name, std::string_view value) { return SetAll({{name, value}}); }
 
 std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
   std::lock_guard lock(mu_);
   // Like Redis: every name is checked (known, mutable, not repeated) before any value.
+  std::vector<const Option*> options;
+  std::string error;
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::string_view name = pairs[i].first;
-    const Option* opt = FindOption(name);
-    if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
-    if (!opt->mutable_at_runtime)
-      return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - can't set immutable config";
-    for (size_t j = 0; j < i; ++j) {
-      if (Lower(pairs[j].first) == Lower(name))
-        return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - duplicate parameter";
+    const Option* opt = SettableOption(name, false, &error);
+    if (opt == nullptr) return error;
+    for (const Option* earlier : options) {
+      if (earlier == opt) return SetFailed(name, "duplicate parameter");
     }
+    options.push_back(opt);
   }
   Settings candidate = settings_;
-  for (const auto& [name, value] : pairs) {
-    if (auto err = SetOne(candidate, name, value, false)) return err;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (auto err = options[i]->set(candidate, pairs[i].second)) return SetFailed(pairs[i].first, *err);
   }
   settings_ = std::move(candidate);
   return std::nullopt;

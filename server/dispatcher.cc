@@ -17,13 +17,11 @@ Dispatcher::Dispatcher(Server& server, ClientSession& session)
   shard_ends_.resize(n);
 }
 
-const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
-  const CommandSpec* spec = AdmitChecks(args, reply);
-  if (spec == nullptr) session_.last_charge = server_.SettleCharge(RequestCharge{}, true, server_.clock().NowMs());
-  return spec;
+void Dispatcher::ChargeRefusal() {
+  session_.last_charge = server_.SettleCharge(RequestCharge{}, true, server_.clock().NowMs());
 }
 
-const CommandSpec* Dispatcher::AdmitChecks(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
+const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) {
     reply.Error(errors::UnknownCommand(args[0], args.data() + 1, args.size() - 1));
@@ -97,12 +95,10 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       protocol::ReplyWriter scratch_reply(&scratch, session_.resp);
       const CommandSpec* spec = Admit(args, scratch_reply);
       if (spec == nullptr || !std::holds_alternative<ShardHandler>(spec->handler)) {
-        // The flush records the queued commands' charges; a refused command came after them.
-        double refused_charge = session_.last_charge;
         co_await Flush(out);
         out->append(scratch);
         if (spec == nullptr) {
-          session_.last_charge = refused_charge;
+          ChargeRefusal();
           continue;
         }
       } else {
@@ -113,7 +109,10 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       continue;
     }
     const CommandSpec* spec = Admit(args, reply);
-    if (spec == nullptr) continue;
+    if (spec == nullptr) {
+      ChargeRefusal();
+      continue;
+    }
     if (std::holds_alternative<ShardHandler>(spec->handler)) {
       uint32_t shard = ShardOf(*spec, args);
       Queued q{spec, &args, shard, session_.db, session_.resp};

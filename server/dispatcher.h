@@ -56,7 +56,8 @@ class Dispatcher {
 
   // Writes an error and returns nullptr unless the command may run now.
   const CommandSpec* Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
-  const CommandSpec* AdmitChecks(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  // Charges a command Admit refused, in batch order (after any queued before it).
+  void ChargeRefusal();
   uint32_t ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const;
   void RunShardCommand(Queued& q, engine::Shard& shard, std::string* out);
   // Runs a connection or fan-out command and settles its charge.

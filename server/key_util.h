@@ -31,10 +31,7 @@ inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wr
   return e;
 }
 
-// An argument as Redis's C code sees it where it treats it as a C string: compared with
-// strcasecmp (option names) or quoted with %s (error replies), both of which stop at the
-// first NUL byte. "nx\0junk" is NX there, and "a\0b" is quoted as "a".
-inline std::string_view AsCString(std::string_view arg) { return protocol::errors::UpToNul(arg); }
+using protocol::AsCString;
 
 // Charges a point read of a key: 1 RU per started KiB of key and value, at least 1.
 inline void ChargeRead(RequestCharge& charge, std::string_view key, const engine::Entry* e) {
