@@ -2,8 +2,9 @@
 // renaming, iteration and whole-database operations.
 //
 // Keyspace-wide commands (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSHDB, FLUSHALL, SWAPDB) fan out
-// to every shard. RENAME and COPY move a value between two shards in two steps; each step is
-// atomic on its shard, and a concurrent reader may see neither key between them.
+// to every shard. Commands that change or read several keys at once (DEL, EXISTS, RENAME,
+// COPY, FLUSHALL, SWAPDB, ...) hold every shard involved for one atomic step
+// (ShardSet::RunHolding), so no other client sees them half done, as with Redis.
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -51,7 +52,7 @@ awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOn(
+  co_await shards.RunAtomic(
       c.session.home, groups.shards,
       [&](engine::Shard& shard) {
         engine::Db& d = shard.db(db);
@@ -194,66 +195,48 @@ struct Carried {
   }
 };
 
+// The shards a two-key command holds: one, or both in a fixed order.
+struct ShardPair {
+  uint32_t ids[2];
+  size_t count;
+  ShardPair(uint32_t a, uint32_t b) : ids{a, b}, count(a == b ? 1 : 2) {}
+  std::span<const uint32_t> span() const { return {ids, count}; }
+};
+
 awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
   ShardSet& shards = c.server.shards();
   std::string_view src = c.args[1], dst = c.args[2];
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
   uint32_t src_shard = shards.ShardFor(src), dst_shard = shards.ShardFor(dst);
-  std::optional<Carried> carried;
-  bool dst_exists = false;
-  // Step 1, on the source shard: check, and take the value unless the rename must not happen.
-  uint32_t ids1[] = {src_shard};
-  co_await shards.RunOn(
-      c.session.home, ids1,
-      [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(db);
-        Entry* e = d.Find(src, now);
+  enum class Outcome { kNoSource, kUnchanged, kRenamed } outcome = Outcome::kNoSource;
+  size_t value_bytes = 0;
+  ShardPair held(src_shard, dst_shard);
+  co_await shards.RunHolding(
+      c.session.home, held.span(),
+      [&] {
+        engine::Db& from = shards.shard(src_shard).db(db);
+        engine::Db& to = shards.shard(dst_shard).db(db);
+        Entry* e = from.Find(src, now);
         if (!e) return;
-        if (src == dst) {
-          carried = Carried{};
-          dst_exists = true;
+        if (src == dst || (only_if_absent && to.Find(dst, now))) {
+          outcome = Outcome::kUnchanged;
           return;
         }
-        if (only_if_absent && src_shard == dst_shard && d.Find(dst, now)) {
-          carried = Carried{};
-          dst_exists = true;
-          return;
-        }
-        carried = Carried::Of(*e);
+        Carried carried = Carried::Of(*e);
+        value_bytes = carried.value.size();
+        from.Erase(src, now);
+        carried.PutInto(to, dst, now);
+        outcome = Outcome::kRenamed;
       },
       c.session.waker);
-  if (!carried) {
+  if (outcome == Outcome::kNoSource) {
     c.reply.Error(errors::kNoSuchKey);
     co_return;
   }
-  if (src == dst || dst_exists) {
-    only_if_absent ? c.reply.Integer(0) : c.reply.Ok();
-    co_return;
-  }
-  // Step 2, on the destination shard: write (RENAMENX re-checks there), then delete the source.
-  bool written = false;
-  uint32_t ids2[] = {dst_shard};
-  co_await shards.RunOn(
-      c.session.home, ids2,
-      [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(db);
-        if (only_if_absent && d.Find(dst, now)) return;
-        if (carried->deadline != kNoDeadline && carried->deadline <= now) {
-          d.Erase(dst, now);
-        } else {
-          carried->PutInto(d, dst, now);
-        }
-        written = true;
-      },
-      c.session.waker);
-  if (written) {
-    co_await shards.RunOn(
-        c.session.home, ids1, [&](engine::Shard& shard) { shard.db(db).Erase(src, now); }, c.session.waker);
-  }
   c.charge.Add(engine::RuOp::kRead, src.size());
-  if (written) ChargeWrite(c.charge, false, dst.size() + carried->value.size());
-  only_if_absent ? c.reply.Integer(written ? 1 : 0) : c.reply.Ok();
+  if (outcome == Outcome::kRenamed) ChargeWrite(c.charge, false, dst.size() + value_bytes);
+  only_if_absent ? c.reply.Integer(outcome == Outcome::kRenamed ? 1 : 0) : c.reply.Ok();
 }
 
 awaitable<void> CmdRename(ConnCommand& c) { return RenameGeneric(c, false); }
@@ -289,31 +272,28 @@ awaitable<void> CmdCopy(ConnCommand& c) {
   }
   ShardSet& shards = c.server.shards();
   int64_t now = c.server.clock().NowMs();
-  std::optional<Carried> carried;
-  uint32_t ids1[] = {shards.ShardFor(src)};
-  co_await shards.RunOn(
-      c.session.home, ids1,
-      [&](engine::Shard& shard) {
-        if (Entry* e = shard.db(src_db).Find(src, now)) carried = Carried::Of(*e);
-      },
-      c.session.waker);
-  if (!carried) {
-    c.reply.Integer(0);
-    co_return;
-  }
+  uint32_t src_shard = shards.ShardFor(src), dst_shard = shards.ShardFor(dst);
+  std::optional<size_t> value_bytes;  // set when the source exists
   bool written = false;
-  uint32_t ids2[] = {shards.ShardFor(dst)};
-  co_await shards.RunOn(
-      c.session.home, ids2,
-      [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(dst_db);
-        if (!replace && d.Find(dst, now)) return;
-        carried->PutInto(d, dst, now);
+  ShardPair held(src_shard, dst_shard);
+  co_await shards.RunHolding(
+      c.session.home, held.span(),
+      [&] {
+        Entry* e = shards.shard(src_shard).db(src_db).Find(src, now);
+        if (!e) return;
+        value_bytes = e->value().size();
+        engine::Db& to = shards.shard(dst_shard).db(dst_db);
+        if (!replace && to.Find(dst, now)) return;
+        Carried::Of(*e).PutInto(to, dst, now);
         written = true;
       },
       c.session.waker);
-  c.charge.Add(engine::RuOp::kRead, src.size() + carried->value.size());
-  if (written) ChargeWrite(c.charge, replace, dst.size() + carried->value.size());
+  if (!value_bytes) {
+    c.reply.Integer(0);
+    co_return;
+  }
+  c.charge.Add(engine::RuOp::kRead, src.size() + *value_bytes);
+  if (written) ChargeWrite(c.charge, replace, dst.size() + *value_bytes);
   c.reply.Integer(written ? 1 : 0);
 }
 
@@ -569,7 +549,7 @@ awaitable<void> Flush(ConnCommand& c, bool all_dbs) {
   if (all_dbs) c.server.containers().DropAll();
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
   std::mutex garbage_mu;
-  co_await shards.RunOnAll(
+  co_await shards.RunAtomicOnAll(
       c.session.home,
       [&](engine::Shard& shard) {
         for (size_t d = 0; d < shard.database_count(); ++d) {
@@ -607,7 +587,7 @@ awaitable<void> CmdSwapDb(ConnCommand& c) {
     c.reply.Error(errors::kDbIndexOutOfRange);
     co_return;
   }
-  co_await c.server.shards().RunOnAll(
+  co_await c.server.shards().RunAtomicOnAll(
       c.session.home, [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b)); },
       c.session.waker);
   c.reply.Ok();

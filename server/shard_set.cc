@@ -1,6 +1,8 @@
 #include "server/shard_set.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 
 namespace lapse::server {
 
@@ -19,7 +21,24 @@ constexpr size_t kRecordsPerCheck = 256;
 // How often an idle shard looks for due keys.
 constexpr auto kIdleInterval = std::chrono::milliseconds(5);
 constexpr size_t kIdleRehashBuckets = 1024;
+// How often a parked thread checks whether the server is stopping (a hold posted to a
+// context that stops never arrives).
+constexpr auto kHoldStopPoll = std::chrono::milliseconds(10);
 }  // namespace
+
+// One atomic step across shards. Each participant's thread parks in ArriveAtHold; the last to
+// arrive runs `step` and then lets the others go.
+struct ShardSet::Hold {
+  std::mutex mu;
+  std::condition_variable released;
+  size_t participants = 0;
+  size_t arrived = 0;
+  bool running = false;    // the step has started: no participant may leave before it ends
+  bool done = false;
+  bool abandoned = false;  // the server stopped before the step started: it never runs
+  std::function<void()> step;
+  std::function<void()> on_done;  // runs after the step, on the thread that ran it
+};
 
 ShardSet::ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog)
     : clock_(clock) {
@@ -88,6 +107,96 @@ awaitable<void> ShardSet::RunOn(size_t home, std::span<const uint32_t> ids, cons
 
 awaitable<void> ShardSet::RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker) {
   co_await RunOn(home, all_ids_, fn, waker);
+}
+
+awaitable<void> ShardSet::RunHolding(size_t home, std::span<const uint32_t> ids, const std::function<void()>& step,
+                                     asio::steady_timer& waker) {
+  if (ids.size() <= 1) {
+    co_await RunOn(home, ids, [&step](engine::Shard&) { step(); }, waker);
+    co_return;
+  }
+  co_await AcquireHoldLock(home, waker);
+  auto hold = std::make_shared<Hold>();
+  hold->participants = ids.size();
+  hold->step = step;
+  bool home_takes_part = std::find(ids.begin(), ids.end(), home) != ids.end();
+  asio::io_context& home_ctx = *contexts_[home];
+  if (!home_takes_part) hold->on_done = [&home_ctx, &waker] { asio::post(home_ctx, [&waker] { waker.cancel(); }); };
+  for (uint32_t id : ids) {
+    if (id != home) asio::post(*contexts_[id], [this, hold] { ArriveAtHold(*hold); });
+  }
+  if (home_takes_part) {
+    ArriveAtHold(*hold);
+    co_return;
+  }
+  boost::system::error_code ec;
+  waker.expires_at(asio::steady_timer::time_point::max());
+  co_await waker.async_wait(asio::redirect_error(use_awaitable, ec));
+}
+
+awaitable<void> ShardSet::RunAtomic(size_t home, std::span<const uint32_t> ids,
+                                    const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker) {
+  co_await RunHolding(
+      home, ids,
+      [this, ids, &fn] {
+        for (uint32_t id : ids) fn(*shards_[id]);
+      },
+      waker);
+}
+
+awaitable<void> ShardSet::RunAtomicOnAll(size_t home, const std::function<void(engine::Shard&)>& fn,
+                                         asio::steady_timer& waker) {
+  co_await RunAtomic(home, all_ids_, fn, waker);
+}
+
+void ShardSet::ArriveAtHold(Hold& hold) {
+  std::unique_lock lock(hold.mu);
+  if (++hold.arrived == hold.participants) {
+    if (hold.abandoned) return;
+    hold.running = true;
+    lock.unlock();
+    hold.step();
+    ReleaseHoldLock();
+    if (hold.on_done) hold.on_done();
+    lock.lock();
+    hold.done = true;
+    hold.released.notify_all();
+    return;
+  }
+  while (!hold.done) {
+    if (!hold.running && stopping_.load()) {
+      hold.abandoned = true;
+      return;
+    }
+    hold.released.wait_for(lock, kHoldStopPoll);
+  }
+}
+
+awaitable<void> ShardSet::AcquireHoldLock(size_t home, asio::steady_timer& waker) {
+  {
+    std::lock_guard lock(hold_lock_mu_);
+    if (!hold_lock_taken_) {
+      hold_lock_taken_ = true;
+      co_return;
+    }
+    hold_lock_waiters_.push_back({contexts_[home].get(), &waker});
+  }
+  // ReleaseHoldLock hands the lock over by waking us through our own context, which cannot
+  // happen before this wait has started.
+  boost::system::error_code ec;
+  waker.expires_at(asio::steady_timer::time_point::max());
+  co_await waker.async_wait(asio::redirect_error(use_awaitable, ec));
+}
+
+void ShardSet::ReleaseHoldLock() {
+  std::lock_guard lock(hold_lock_mu_);
+  if (hold_lock_waiters_.empty()) {
+    hold_lock_taken_ = false;
+    return;
+  }
+  HoldWaiter next = hold_lock_waiters_.front();
+  hold_lock_waiters_.pop_front();
+  asio::post(*next.context, [waker = next.waker] { waker->cancel(); });
 }
 
 awaitable<void> ShardSet::ReclaimLoop(size_t index) {

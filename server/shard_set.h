@@ -9,11 +9,21 @@
 // coroutine until the last shard is done, so closures may capture the caller's locals by
 // reference. Each shard writes only its own result slot, and the hand-back through the
 // io_context orders those writes before the caller reads them.
+//
+// Atomic steps across shards (MSET, MSETNX, RENAME, MGET ... whose keys live on several
+// shards) use RunAtomic: a hold is posted to every shard involved, each thread parks on
+// arrival, and the last to arrive runs the whole step with the others parked, so no other
+// command sees any of those shards half-way, as with Redis's single thread. Holds are taken
+// one step at a time server-wide (an asynchronous FIFO lock that waits without blocking a
+// thread), so two steps can never park each other's threads in a cycle. A step on a single
+// shard needs no hold: that shard's thread already runs one closure at a time.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <span>
 #include <thread>
@@ -33,7 +43,7 @@ class ShardSet {
 
   size_t size() const { return shards_.size(); }
   asio::io_context& context(size_t i) { return *contexts_[i]; }
-  // Only the owning thread may use the shard.
+  // Only the owning thread may use the shard, or a RunAtomic step holding it.
   engine::Shard& shard(size_t i) { return *shards_[i]; }
   uint32_t ShardFor(std::string_view key) const {
     return engine::ShardOf(engine::HashKey(key), static_cast<uint32_t>(shards_.size()));
@@ -58,6 +68,16 @@ class ShardSet {
   // The same for every shard.
   awaitable<void> RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
 
+  // Runs step() as one atomic step over the shards in `ids`: while it runs, no other command
+  // touches any of them, and step may use shard(id) for each. It runs on one of the threads
+  // involved (or the caller's).
+  awaitable<void> RunHolding(size_t home, std::span<const uint32_t> ids, const std::function<void()>& step,
+                             asio::steady_timer& waker);
+  // Runs fn(shard) for every shard in `ids`, one after another, as one atomic step.
+  awaitable<void> RunAtomic(size_t home, std::span<const uint32_t> ids, const std::function<void(engine::Shard&)>& fn,
+                            asio::steady_timer& waker);
+  awaitable<void> RunAtomicOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
+
   // Decides, per expired item, whether background reclamation may delete it now (the
   // request-unit budget). Set before Start().
   using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
@@ -68,7 +88,14 @@ class ShardSet {
   bool active_expire() const { return active_expire_.load(); }
 
  private:
+  struct Hold;
   awaitable<void> ReclaimLoop(size_t index);
+  // The server-wide FIFO lock that lets one atomic step at a time post holds.
+  awaitable<void> AcquireHoldLock(size_t home, asio::steady_timer& waker);
+  void ReleaseHoldLock();
+  // A participant of `hold` has reached it on its own thread: parks until the step is done,
+  // or runs the step when it is the last to arrive.
+  void ArriveAtHold(Hold& hold);
 
   engine::Clock& clock_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
@@ -78,6 +105,14 @@ class ShardSet {
   std::atomic<bool> active_expire_{true};
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
+
+  struct HoldWaiter {
+    asio::io_context* context;
+    asio::steady_timer* waker;
+  };
+  std::mutex hold_lock_mu_;
+  bool hold_lock_taken_ = false;
+  std::deque<HoldWaiter> hold_lock_waiters_;
 };
 
 }  // namespace lapse::server

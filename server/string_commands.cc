@@ -1,8 +1,8 @@
 // String family: GET, SET and its variants, counters, ranges and the multi-key MGET/MSET.
 //
-// Single-key commands are ShardHandlers and run on the owning shard; MGET/MSET/MSETNX fan
-// out. MSETNX checks every shard, then writes every shard: it is atomic per shard, not across
-// shards (another client may interleave between the two phases).
+// Single-key commands are ShardHandlers and run on the owning shard. MGET/MSET/MSETNX hold
+// every shard their keys live on for one atomic step, so another client sees all of an MSET
+// or none of it, and MSETNX's check and writes cannot be interleaved.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -380,7 +380,7 @@ awaitable<void> CmdMGet(ConnCommand& c) {
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOn(
+  co_await shards.RunAtomic(
       c.session.home, groups.shards,
       [&](engine::Shard& shard) {
         for (size_t pos : groups.positions[shard.id()]) {
@@ -404,37 +404,36 @@ awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
   KeyGroups groups = GroupKeys(shards, c.args, 1, 2);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  std::vector<double> charges(shards.size(), 0);
-  if (only_if_none_exist) {
-    std::vector<char> any(shards.size(), 0);
-    co_await shards.RunOn(
-        c.session.home, groups.shards,
-        [&](engine::Shard& shard) {
-          for (size_t pos : groups.positions[shard.id()]) {
-            if (shard.db(db).Find(c.args[pos], now)) any[shard.id()] = 1;
-          }
-        },
-        c.session.waker);
-    for (char a : any) {
-      if (a) {
-        c.reply.Integer(0);
-        co_return;
-      }
-    }
-  }
-  co_await shards.RunOn(
+  double ru = 0;
+  bool refused = false;
+  // One step over every shard involved: MSETNX's check and the writes are atomic together.
+  co_await shards.RunHolding(
       c.session.home, groups.shards,
-      [&](engine::Shard& shard) {
-        for (size_t pos : groups.positions[shard.id()]) {
-          bool replaced = shard.db(db).Find(c.args[pos], now) != nullptr;
-          charges[shard.id()] += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
-                                                  c.args[pos].size() + c.args[pos + 1].size());
-          shard.db(db).Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
+      [&] {
+        for (uint32_t id : groups.shards) {
+          engine::Db& d = shards.shard(id).db(db);
+          for (size_t pos : groups.positions[id]) {
+            if (only_if_none_exist && d.Find(c.args[pos], now)) refused = true;
+          }
+        }
+        if (refused) return;
+        for (uint32_t id : groups.shards) {
+          engine::Db& d = shards.shard(id).db(db);
+          for (size_t pos : groups.positions[id]) {
+            bool replaced = d.Find(c.args[pos], now) != nullptr;
+            ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
+                                   c.args[pos].size() + c.args[pos + 1].size());
+            d.Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
+          }
         }
       },
       c.session.waker);
-  for (double ru : charges) c.charge.ru += ru;
-  only_if_none_exist ? c.reply.Integer(1) : c.reply.Ok();
+  c.charge.ru += ru;
+  if (only_if_none_exist) {
+    c.reply.Integer(refused ? 0 : 1);
+  } else {
+    c.reply.Ok();
+  }
 }
 
 awaitable<void> CmdMSet(ConnCommand& c) { return MSetGeneric(c, false); }
