@@ -87,6 +87,7 @@ class Db {
   KvTable TakeTable();
 
   const ExpiryStats& expiry_stats() const { return expiry_stats_; }
+  void ResetExpiryStats() { expiry_stats_ = {}; }
   size_t wheel_records() const { return wheel_.size(); }
   size_t MemoryEstimate() const;
   void RehashStep(size_t buckets) { table_.RehashStep(buckets); }

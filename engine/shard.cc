@@ -39,7 +39,14 @@ ShardStats Shard::Stats() const {
     s.keys_volatile += db.volatile_count();
   }
   s.reclaim_backlog_records = backlog_hint_;
+  s.keyspace_hits = keyspace_hits_;
+  s.keyspace_misses = keyspace_misses_;
   return s;
+}
+
+void Shard::ResetStats() {
+  for (Db& db : dbs_) db.ResetExpiryStats();
+  keyspace_hits_ = keyspace_misses_ = 0;
 }
 
 }  // namespace lapse::engine

@@ -58,7 +58,7 @@ awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
         engine::Db& d = shard.db(db);
         for (size_t pos : groups.positions[shard.id()]) {
           std::string_view key = c.args[pos];
-          Entry* e = d.Find(key, now);
+          Entry* e = FindKey(shard, d, key, now, what == KeyCount::kDelete ? Lookup::kWrite : Lookup::kRead);
           size_t bytes = key.size() + (e ? e->value().size() : 0);
           if (what == KeyCount::kDelete && e) {
             charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, bytes);
@@ -82,7 +82,7 @@ awaitable<void> CmdExists(ConnCommand& c) { return CountKeys(c, KeyCount::kExist
 awaitable<void> CmdTouch(ConnCommand& c) { return CountKeys(c, KeyCount::kTouch); }
 
 void CmdType(ShardCommand& c) {
-  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  Entry* e = FindKey(c, c.args[1], Lookup::kRead);
   ChargeRead(c.charge, c.args[1], e);
   c.reply.SimpleString(e ? TypeName(e->type()) : "none");
 }
@@ -147,7 +147,7 @@ enum class TtlForm { kTtl, kPTtl, kExpireTime, kPExpireTime };
 int64_t RoundToSeconds(int64_t ms) { return ms / 1000 + (ms % 1000 >= 500 ? 1 : 0); }
 
 void TtlGeneric(ShardCommand& c, TtlForm form) {
-  Entry* e = c.db.Find(c.args[1], c.now_ms);
+  Entry* e = FindKey(c, c.args[1], Lookup::kRead);
   ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Integer(-2);
   int64_t d = e->deadline();
@@ -279,7 +279,7 @@ awaitable<void> CmdCopy(ConnCommand& c) {
   co_await shards.RunHolding(
       c.session.home, held.span(),
       [&] {
-        Entry* e = shards.shard(src_shard).db(src_db).Find(src, now);
+        Entry* e = FindKey(shards.shard(src_shard), shards.shard(src_shard).db(src_db), src, now, Lookup::kRead);
         if (!e) return;
         value_bytes = e->value().size();
         engine::Db& to = shards.shard(dst_shard).db(dst_db);
@@ -382,7 +382,7 @@ void CmdObject(ShardCommand& c) {
   if (found == nullptr) return c.reply.Error(errors::UnknownSubcommand(AsCString(sub).substr(0, 128), "object"));
   if (c.args.size() != found->arity) return c.reply.Error(errors::WrongArity(std::string("object|") + found->name));
   if (found->run == nullptr) return ObjectHelp(c);
-  Entry* e = c.db.Find(c.args[2], c.now_ms);
+  Entry* e = FindKey(c, c.args[2], Lookup::kRead);
   ChargeRead(c.charge, c.args[2], e);
   if (!e) return c.reply.Null();
   found->run(c, *e);

@@ -11,16 +11,31 @@
 
 #include "engine/db.h"
 #include "engine/entry.h"
+#include "engine/shard.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/command_table.h"
 
 namespace lapse::server {
 
+// Whether a lookup serves a read, counted in INFO keyspace_hits / keyspace_misses as Redis's
+// lookupKeyRead counts, or a write, not counted (lookupKeyWrite).
+enum class Lookup { kRead, kWrite };
+
+// The live entry for `key` in `db` of `shard`, nullptr if absent.
+inline engine::Entry* FindKey(engine::Shard& shard, engine::Db& db, std::string_view key, int64_t now_ms, Lookup kind) {
+  engine::Entry* e = db.Find(key, now_ms);
+  if (kind == Lookup::kRead) shard.CountReadLookup(e != nullptr);
+  return e;
+}
+inline engine::Entry* FindKey(ShardCommand& c, std::string_view key, Lookup kind) {
+  return FindKey(c.shard, c.db, key, c.now_ms, kind);
+}
+
 // The live string entry for `key`, nullptr if absent. Sets *wrong_type (and replies
 // WRONGTYPE) when the key holds another type.
-inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wrong_type) {
-  engine::Entry* e = c.db.Find(key, c.now_ms);
+inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wrong_type, Lookup kind) {
+  engine::Entry* e = FindKey(c, key, kind);
   *wrong_type = false;
   if (e != nullptr && e->type() != engine::ValueType::kString) {
     *wrong_type = true;

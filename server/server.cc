@@ -77,6 +77,25 @@ void Server::ApplySettings() {
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
 }
 
+void Server::ResetStats(size_t home) {
+  connections_received_.store(0);
+  rejected_connections_.store(0);
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    auto reset = [this, i] {
+      shards_->shard(i).ResetStats();
+      ThreadCounters& tc = counters_[i];
+      tc.commands.store(0, std::memory_order_relaxed);
+      tc.net_input_bytes.store(0, std::memory_order_relaxed);
+      tc.net_output_bytes.store(0, std::memory_order_relaxed);
+    };
+    if (i == home) {
+      reset();
+    } else {
+      asio::post(shards_->context(i), reset);
+    }
+  }
+}
+
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
   if (charge.throttled) return 0;
   double ru = rejected ? engine::kRejectedRu : charge.ru;

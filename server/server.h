@@ -29,8 +29,6 @@ struct ThreadCounters {
   std::atomic<uint64_t> commands{0};
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
-  std::atomic<uint64_t> keyspace_hits{0};
-  std::atomic<uint64_t> keyspace_misses{0};
   std::atomic<uint64_t> ru_user_milli{0};
   void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) { c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed); }
 };
@@ -85,6 +83,10 @@ class Server {
   }
   // Applies live settings that need more than a read (after CONFIG SET).
   void ApplySettings();
+  // CONFIG RESETSTAT, from thread `home`: zeroes the counters of INFO stats. Each shard's are
+  // zeroed on its own thread, the caller's at once and the others before anything posted to
+  // them later, so a command sent after the reply is counted afresh.
+  void ResetStats(size_t home);
   // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
   // nothing; charges the right budget and the calling thread's totals. Returns the charge.
   double SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms);

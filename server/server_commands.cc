@@ -152,7 +152,10 @@ void CmdConfig(ConnCommand& c) {
     c.server.ApplySettings();
     return c.reply.Ok();
   }
-  if (EqualsIgnoreCase(sub, "RESETSTAT") && c.args.size() == 2) return c.reply.Ok();
+  if (EqualsIgnoreCase(sub, "RESETSTAT") && c.args.size() == 2) {
+    c.server.ResetStats(c.session.home);
+    return c.reply.Ok();
+  }
   if (EqualsIgnoreCase(sub, "REWRITE") && c.args.size() == 2) return c.reply.Error("ERR The server is running without a config file");
   c.reply.Error(errors::UnknownSubcommand(sub, "config"));
 }
@@ -284,21 +287,21 @@ awaitable<void> CmdInfo(ConnCommand& c) {
       },
       c.session.waker);
 
-  uint64_t expired = 0, keys_stored = 0, backlog = 0, lag_max = 0;
+  uint64_t expired = 0, keys_stored = 0, backlog = 0, lag_max = 0, hits = 0, misses = 0;
   for (auto& f : figures) {
     expired += f.stats.expired_keys;
     keys_stored += f.stats.keys_stored;
     backlog += f.stats.reclaim_backlog_records;
     lag_max = std::max(lag_max, f.stats.expired_lag_max_ms);
+    hits += f.stats.keyspace_hits;
+    misses += f.stats.keyspace_misses;
   }
-  uint64_t commands = 0, in_bytes = 0, out_bytes = 0, hits = 0, misses = 0;
+  uint64_t commands = 0, in_bytes = 0, out_bytes = 0;
   for (size_t t = 0; t < c.server.thread_count(); ++t) {
     ThreadCounters& tc = c.server.counters(t);
     commands += tc.commands.load(std::memory_order_relaxed);
     in_bytes += tc.net_input_bytes.load(std::memory_order_relaxed);
     out_bytes += tc.net_output_bytes.load(std::memory_order_relaxed);
-    hits += tc.keyspace_hits.load(std::memory_order_relaxed);
-    misses += tc.keyspace_misses.load(std::memory_order_relaxed);
   }
 
   std::string out;

@@ -112,7 +112,7 @@ bool CheckStringLength(ShardCommand& c, uint64_t size, uint64_t growth) {
 
 void CmdGet(ShardCommand& c) {
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   ChargeRead(c.charge, c.args[1], e);
   e ? c.reply.Bulk(e->value()) : c.reply.Null();
@@ -139,7 +139,7 @@ void CmdSet(ShardCommand& c) {
   if (!ReadExpiryAmount(c, "set", &expiry)) return;
   std::string_view key = c.args[1];
   bool wrong = false;
-  Entry* old = FindString(c, key, &wrong);
+  Entry* old = FindString(c, key, &wrong, get ? Lookup::kRead : Lookup::kWrite);
   if (wrong) return;
   std::string old_value;
   if (get && old) old_value = old->value();
@@ -159,7 +159,7 @@ void CmdSet(ShardCommand& c) {
 
 void CmdSetNx(ShardCommand& c) {
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kWrite);
   if (wrong) return;
   ChargeRead(c.charge, c.args[1], e);
   if (e) return c.reply.Integer(0);
@@ -184,7 +184,7 @@ void CmdPSetEx(ShardCommand& c) { SetWithTimeout(c, "psetex", TimeUnit::kMillise
 
 void CmdGetSet(ShardCommand& c) {
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   std::string old;
   bool existed = e != nullptr;
@@ -196,7 +196,7 @@ void CmdGetSet(ShardCommand& c) {
 
 void CmdGetDel(ShardCommand& c) {
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   if (!e) return ChargeRead(c.charge, c.args[1], e), c.reply.Null();
   c.charge.Add(engine::RuOp::kDelete, c.args[1].size() + e->value().size());
@@ -212,7 +212,7 @@ void CmdGetEx(ShardCommand& c) {
     if (ParseExpiryOption(c.args, &i, &expiry, false, true) != OptionMatch::kYes) return c.reply.Error(errors::kSyntax);
   }
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   if (!e) return ChargeRead(c.charge, c.args[1], e), c.reply.Null();
   if (!ReadExpiryAmount(c, "getex", &expiry)) return;
@@ -230,7 +230,7 @@ void CmdGetEx(ShardCommand& c) {
 
 void CmdStrlen(ShardCommand& c) {
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   ChargeRead(c.charge, c.args[1], e);
   c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
@@ -239,7 +239,7 @@ void CmdStrlen(ShardCommand& c) {
 void CmdAppend(ShardCommand& c) {
   bool wrong = false;
   std::string_view key = c.args[1], tail = c.args[2];
-  Entry* e = FindString(c, key, &wrong);
+  Entry* e = FindString(c, key, &wrong, Lookup::kWrite);
   if (wrong) return;
   if (!e) {
     ChargeWrite(c.charge, false, key.size() + tail.size());
@@ -261,7 +261,7 @@ void CmdGetRange(ShardCommand& c) {
   if (!protocol::ParseInt64(c.args[2], &start) || !protocol::ParseInt64(c.args[3], &end))
     return c.reply.Error(errors::kNotInteger);
   bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong);
+  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kRead);
   if (wrong) return;
   ChargeRead(c.charge, c.args[1], e);
   if (!e) return c.reply.Bulk("");
@@ -283,7 +283,7 @@ void CmdSetRange(ShardCommand& c) {
   if (offset < 0) return c.reply.Error(errors::kOffsetOutOfRange);
   std::string_view key = c.args[1], patch = c.args[3];
   bool wrong = false;
-  Entry* e = FindString(c, key, &wrong);
+  Entry* e = FindString(c, key, &wrong, Lookup::kWrite);
   if (wrong) return;
   if (patch.empty()) return ChargeRead(c.charge, key, e), c.reply.Integer(e ? static_cast<int64_t>(e->value().size()) : 0);
   if (!CheckStringLength(c, static_cast<uint64_t>(offset), patch.size())) return;
@@ -312,7 +312,7 @@ void CmdSetRange(ShardCommand& c) {
 void IncrBy(ShardCommand& c, int64_t delta) {
   std::string_view key = c.args[1];
   bool wrong = false;
-  Entry* e = FindString(c, key, &wrong);
+  Entry* e = FindString(c, key, &wrong, Lookup::kWrite);
   if (wrong) return;
   int64_t current = 0;
   if (e && (e->value().size() > 20 || !protocol::ParseInt64(e->value(), &current))) return c.reply.Error(errors::kNotInteger);
@@ -358,7 +358,7 @@ void CmdIncrByFloat(ShardCommand& c) {
   if (!protocol::ParseLongDouble(c.args[2], &delta)) return c.reply.Error(errors::kNotFloat);
   std::string_view key = c.args[1];
   bool wrong = false;
-  Entry* e = FindString(c, key, &wrong);
+  Entry* e = FindString(c, key, &wrong, Lookup::kWrite);
   if (wrong) return;
   long double current = 0;
   if (e && !protocol::ParseLongDouble(e->value(), &current)) return c.reply.Error(errors::kNotFloat);
@@ -384,7 +384,7 @@ awaitable<void> CmdMGet(ConnCommand& c) {
       c.session.home, groups.shards,
       [&](engine::Shard& shard) {
         for (size_t pos : groups.positions[shard.id()]) {
-          Entry* e = shard.db(db).Find(c.args[pos], now);
+          Entry* e = FindKey(shard, shard.db(db), c.args[pos], now, Lookup::kRead);
           if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
           charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, c.args[pos].size() + (e ? e->value().size() : 0));
         }

@@ -1,0 +1,105 @@
+"""INFO stats: keyspace_hits and keyspace_misses count what Redis 7.0 counts (lookups made for
+a read, never those made for a write), and CONFIG RESETSTAT zeroes the stats. The expected
+counts were taken from redis-server 7.0; LAPSE_TARGET=redis checks them there again.
+"""
+from __future__ import annotations
+
+import pytest
+
+# command (after `present` = "v" and `counter` = "5" are set): (hits, misses) it adds.
+LOOKUPS = {
+    'GET present': (1, 0),
+    'GET missing': (0, 1),
+    'SET present x': (0, 0),
+    'SET present x GET': (1, 0),
+    'SET missing x GET': (0, 1),
+    'SET present x NX': (0, 0),
+    'SETNX present x': (0, 0),
+    'GETSET present x': (1, 0),
+    'GETDEL present': (1, 0),
+    'GETEX present': (1, 0),
+    'GETEX missing PERSIST': (0, 1),
+    'STRLEN present': (1, 0),
+    'APPEND present x': (0, 0),
+    'GETRANGE present 0 1': (1, 0),
+    'SETRANGE present 0 x': (0, 0),
+    'INCR counter': (0, 0),
+    'INCRBYFLOAT counter 1.5': (0, 0),
+    'MGET present missing present': (2, 1),
+    'MSET present x missing y': (0, 0),
+    'MSETNX missing y': (0, 0),
+    'EXISTS present missing': (1, 1),
+    'TOUCH present missing': (1, 1),
+    'DEL present missing': (0, 0),
+    'TYPE present': (1, 0),
+    'TYPE missing': (0, 1),
+    'TTL present': (1, 0),
+    'PTTL missing': (0, 1),
+    'EXPIRETIME present': (1, 0),
+    'EXPIRE present 100': (0, 0),
+    'PERSIST present': (0, 0),
+    'OBJECT ENCODING present': (1, 0),
+    'OBJECT ENCODING missing': (0, 1),
+    'RENAME present other': (0, 0),
+    'RENAMENX present other': (0, 0),
+    'COPY present other': (1, 0),
+    'COPY missing other': (0, 1),
+    'MOVE present 1': (0, 0),
+    'KEYS *': (0, 0),
+    'SCAN 0': (0, 0),
+    'RANDOMKEY': (0, 0),
+    'DBSIZE': (0, 0),
+    'SETEX present 10 x': (0, 0),
+    'DECRBY counter 2': (0, 0),
+    'GET counter': (1, 0),
+}
+
+
+def stats(r):
+    info = r.info("stats")
+    return info["keyspace_hits"], info["keyspace_misses"]
+
+
+@pytest.mark.parametrize("command", list(LOOKUPS))
+def test_read_lookups_are_counted_as_redis_counts_them(r, command):
+    r.set("present", "v")
+    r.set("counter", "5")
+    before = stats(r)
+    try:
+        r.execute_command(*command.split())
+    except TypeError:
+        pass  # redis-py cannot parse OBJECT's reply; the command ran
+    after = stats(r)
+    assert (after[0] - before[0], after[1] - before[1]) == LOOKUPS[command]
+
+
+@pytest.mark.lapse_only
+def test_an_expired_key_is_a_miss(r):
+    r.set("soon", "v", px=100)
+    before = stats(r)
+    r.execute_command("DEBUG", "ADVANCE", "100")
+    assert r.get("soon") is None
+    after = stats(r)
+    assert (after[0] - before[0], after[1] - before[1]) == (0, 1)
+
+
+def test_resetstat_zeroes_the_stats(r):
+    r.set("present", "v")
+    r.set("short", "v", px=1)
+    for _ in range(5):
+        r.get("present")
+        r.get("missing")
+    r.pexpire("present", 1)
+    while r.exists("present", "short"):
+        pass
+    info = r.info("stats")
+    assert info["keyspace_hits"] >= 5 and info["keyspace_misses"] >= 5 and info["expired_keys"] >= 2
+    assert r.config_resetstat() is True
+    info = r.info("stats")
+    assert info["keyspace_hits"] == 0
+    assert info["keyspace_misses"] == 0
+    assert info["expired_keys"] == 0
+    # CONFIG RESETSTAT and this INFO: Redis counts a command once it has run.
+    assert info["total_commands_processed"] <= 2
+    r.get("nothing")
+    assert stats(r) == (0, 1)
