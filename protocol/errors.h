@@ -115,8 +115,20 @@ inline std::string UnknownCommand(std::string_view name, const std::string_view*
   return msg;
 }
 
+inline constexpr std::string_view kNoShutdownInProgress = "ERR No shutdown in progress.";
+
 inline std::string UnknownSubcommand(std::string_view sub, std::string_view command) {
   std::string msg = "ERR unknown subcommand '";
+  msg.append(sub);
+  msg.append("'. Try ");
+  for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
+  msg.append(" HELP.");
+  return msg;
+}
+
+// Redis's reply to a subcommand it does not know with that many arguments (DEBUG).
+inline std::string UnknownSubcommandOrArity(std::string_view sub, std::string_view command) {
+  std::string msg = "ERR unknown subcommand or wrong number of arguments for '";
   msg.append(sub);
   msg.append("'. Try ");
   for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));

@@ -2,6 +2,7 @@
 // DEBUG). INFO gathers its keyspace figures from every shard on the shards' own threads.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "engine/shard.h"
@@ -170,13 +171,21 @@ void CmdTime(ConnCommand& c) {
   c.reply.Bulk(std::to_string(us % 1'000'000));
 }
 
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | ABORT. Nothing is ever saved, so the flags change
+// nothing but are checked as Redis checks them; with no shutdown ever pending (lapse stops at
+// once), ABORT always finds none.
 void CmdShutdown(ConnCommand& c) {
+  bool save = false, nosave = false, other = false, abort = false;
   for (size_t i = 1; i < c.args.size(); ++i) {
-    std::string_view a = c.args[i];
-    if (!EqualsIgnoreCase(a, "NOSAVE") && !EqualsIgnoreCase(a, "SAVE") && !EqualsIgnoreCase(a, "NOW") &&
-        !EqualsIgnoreCase(a, "FORCE") && !EqualsIgnoreCase(a, "ABORT"))
-      return c.reply.Error(errors::kSyntax);
+    std::string_view a = protocol::AsCString(c.args[i]);
+    if (EqualsIgnoreCase(a, "NOSAVE")) nosave = true;
+    else if (EqualsIgnoreCase(a, "SAVE")) save = true;
+    else if (EqualsIgnoreCase(a, "NOW") || EqualsIgnoreCase(a, "FORCE")) other = true;
+    else if (EqualsIgnoreCase(a, "ABORT")) abort = true;
+    else return c.reply.Error(errors::kSyntax);
   }
+  if ((abort && (save || nosave || other)) || (save && nosave)) return c.reply.Error(errors::kSyntax);
+  if (abort) return c.reply.Error(errors::kNoShutdownInProgress);
   // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
   c.session.close_after_reply = true;
   c.server.RequestShutdown();
@@ -204,9 +213,10 @@ void CmdDebug(ConnCommand& c) {
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "SLEEP") && c.args.size() == 3) {
-    double seconds = 0;
-    if (!protocol::ParseDouble(c.args[2], &seconds) || seconds < 0) return c.reply.Error(errors::kNotFloat);
-    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
+    // As Redis reads it (strtod of the leading number): text that is no number sleeps 0 s.
+    std::string text(protocol::AsCString(c.args[2]));
+    double seconds = std::strtod(text.c_str(), nullptr);
+    if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "HELP")) {
@@ -217,7 +227,7 @@ void CmdDebug(ConnCommand& c) {
                                   "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
     return;
   }
-  c.reply.Error(errors::UnknownSubcommand(sub, "debug"));
+  c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
 }
 
 // ---- INFO ----

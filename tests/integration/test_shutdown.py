@@ -43,6 +43,18 @@ def test_shutdown_bad_option(raw):
     assert raw.call("SHUTDOWN", "BOGUS") == E("ERR syntax error")
 
 
+@pytest.mark.parametrize("args", [("SAVE", "NOSAVE"), ("NOW", "ABORT"), ("ABORT", "FORCE"), ("NOSAVE", "ABORT")])
+def test_shutdown_conflicting_options_are_a_syntax_error(raw, args):
+    assert raw.call("SHUTDOWN", *args) == E("ERR syntax error")
+    assert raw.call("PING") == "PONG"
+
+
+def test_shutdown_abort_finds_no_shutdown_in_progress(raw):
+    assert raw.call("SHUTDOWN", "ABORT") == E("ERR No shutdown in progress.")
+    assert raw.call("shutdown", "abort") == E("ERR No shutdown in progress.")
+    assert raw.call("PING") == "PONG"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_signal_exits_zero(start_server, sig):
     srv = start_server({"threads": 2})
