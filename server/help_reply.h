@@ -9,9 +9,12 @@
 
 namespace lapse::server {
 
+// Like Redis's addReplyHelp, ends with the entry for HELP itself.
 inline void ReplyHelp(protocol::ReplyWriter& reply, std::initializer_list<const char*> lines) {
-  reply.ArrayHeader(lines.size());
+  reply.ArrayHeader(lines.size() + 2);
   for (const char* line : lines) reply.SimpleString(line);
+  reply.SimpleString("HELP");
+  reply.SimpleString("    Prints this help.");
 }
 
 }  // namespace lapse::server

@@ -338,10 +338,18 @@ const char* EncodingName(const Entry& e) {
 
 void ObjectHelp(ShardCommand& c) {
   ReplyHelp(c.reply, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                      "ENCODING <key>", "    Return the kind of internal representation used for the value.",
-                      "FREQ <key>", "    Return the access frequency index of the key.",
-                      "IDLETIME <key>", "    Return the idle time of the key (about 18 hours of range).",
-                      "REFCOUNT <key>", "    Return the reference count of the object stored at <key>."});
+                      "ENCODING <key>",
+                      "    Return the kind of internal representation used in order to store the value",
+                      "    associated with a <key>.",
+                      "FREQ <key>",
+                      "    Return the access frequency index of the <key>. The returned integer is",
+                      "    proportional to the logarithm of the recent access frequency of the key.",
+                      "IDLETIME <key>",
+                      "    Return the idle time of the <key>, that is the approximated number of",
+                      "    seconds elapsed since the last access to the key.",
+                      "REFCOUNT <key>",
+                      "    Return the number of references of the value associated with the specified",
+                      "    <key>."});
 }
 
 // The key subcommands; each runs only on a live key (OBJECT answers nil for a missing one).
@@ -429,7 +437,7 @@ awaitable<void> CmdKeys(ConnCommand& c) {
 awaitable<void> CmdScan(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   uint64_t cursor = 0;
-  if (!ParseCursor(c.args[1], &cursor)) {
+  if (!ParseScanCursor(c.args[1], &cursor)) {
     c.reply.Error("ERR invalid cursor");
     co_return;
   }

@@ -82,16 +82,28 @@ inline std::optional<int64_t> ToDeadline(int64_t amount, TimeUnit unit, bool abs
 
 namespace lapse::server {
 
-// Parses a SCAN-style cursor (an unsigned decimal that fits 64 bits).
+// Parses a cursor: decimal digits that fit 64 bits (ISCAN).
 inline bool ParseCursor(std::string_view text, uint64_t* cursor) {
-  if (text.empty() || text.size() > 20) return false;
+  if (text.empty()) return false;
   unsigned __int128 v = 0;
   for (char ch : text) {
     if (ch < '0' || ch > '9') return false;
     v = v * 10 + static_cast<unsigned>(ch - '0');
+    if (v > UINT64_MAX) return false;
   }
-  if (v > UINT64_MAX) return false;
   *cursor = static_cast<uint64_t>(v);
+  return true;
+}
+
+// Parses SCAN's cursor as Redis does, with strtoul: an optional sign before the digits, a
+// minus wrapping around ("-1" is 2^64-1), and an empty text read as 0.
+inline bool ParseScanCursor(std::string_view text, uint64_t* cursor) {
+  if (text.empty()) return *cursor = 0, true;
+  bool negative = text[0] == '-';
+  if (text[0] == '+' || text[0] == '-') text.remove_prefix(1);
+  uint64_t v = 0;
+  if (!ParseCursor(text, &v)) return false;
+  *cursor = negative ? uint64_t{0} - v : v;
   return true;
 }
 
