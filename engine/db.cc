@@ -186,22 +186,29 @@ Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
   return table_.RandomEntry(seed);
 }
 
-int64_t Db::AverageTtlMs(int64_t now_ms) const {
-  if (volatile_count_ == 0) return 0;
-  // Sample like Redis does rather than walk every key: up to 64 buckets from the start.
-  int64_t sum = 0, n = 0;
+Db::TtlSample Db::SampleTtls(int64_t now_ms) const {
+  if (volatile_count_ == 0) return {};
+  constexpr int kSampleBuckets = 64;
+  long double ttl_sum = 0;
+  uint64_t live = 0, stale = 0;
   uint64_t cursor = 0;
   int steps = 0;
   do {
     cursor = table_.Scan(cursor, [&](const Entry* e) {
       int64_t d = e->deadline();
-      if (d != kNoDeadline && d > now_ms) {
-        sum += d - now_ms;
-        ++n;
+      if (d == kNoDeadline) return;
+      if (d > now_ms) {
+        ttl_sum += static_cast<long double>(d - now_ms);
+        ++live;
+      } else {
+        ++stale;
       }
     });
-  } while (cursor != 0 && ++steps < 64);
-  return n == 0 ? 0 : sum / n;
+  } while (cursor != 0 && ++steps < kSampleBuckets);
+  TtlSample s;
+  if (live > 0) s.average_ttl_ms = static_cast<int64_t>(ttl_sum / live);
+  if (live + stale > 0) s.stale_fraction = static_cast<double>(stale) / static_cast<double>(live + stale);
+  return s;
 }
 
 void Db::Clear() {

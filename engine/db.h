@@ -78,8 +78,13 @@ class Db {
   // A random live key, or nullptr (gives up after a bounded number of expired picks).
   Entry* RandomLive(uint64_t seed, int64_t now_ms);
 
-  // Sum over volatile keys of their remaining time, for INFO's avg_ttl (sampled).
-  int64_t AverageTtlMs(int64_t now_ms) const;
+  // What INFO reports of volatile keys, estimated like Redis from a sample (the first buckets
+  // of the table) rather than a walk of every key.
+  struct TtlSample {
+    int64_t average_ttl_ms = 0;  // mean remaining time of the live volatile keys sampled
+    double stale_fraction = 0;   // share of the volatile keys sampled already expired, not yet reclaimed
+  };
+  TtlSample SampleTtls(int64_t now_ms) const;
 
   void Clear();
   // Leaves this Db empty and returns its former table so that the caller may destroy it

@@ -20,7 +20,6 @@ bool Shard::ReclaimSlice(int64_t now_ms, size_t max_records, const std::function
     if (db.Reclaim(now_ms, per_db)) more = true;
   }
   next_db_ = (next_db_ + 1) % n;
-  if (!more) backlog_hint_ = 0;
   return more;
 }
 
@@ -38,7 +37,6 @@ ShardStats Shard::Stats() const {
     s.keys_stored += db.stored();
     s.keys_volatile += db.volatile_count();
   }
-  s.reclaim_backlog_records = backlog_hint_;
   s.keyspace_hits = keyspace_hits_;
   s.keyspace_misses = keyspace_misses_;
   return s;

@@ -19,7 +19,6 @@ struct ShardStats {
   uint64_t expired_keys = 0;
   uint64_t expired_lazily = 0;
   uint64_t expired_lag_max_ms = 0;
-  uint64_t reclaim_backlog_records = 0;  // wheel records due but not yet handled
   size_t keys_stored = 0;
   size_t keys_volatile = 0;
   uint64_t keyspace_hits = 0;    // lookups on behalf of a read that found a live key
@@ -51,8 +50,6 @@ class Shard {
   void RehashIdle(size_t buckets);
 
   ShardStats Stats() const;
-  // Records the backlog seen by the last slice (a slice that stopped early).
-  void set_backlog_hint(uint64_t records) { backlog_hint_ = records; }
   // Counts a lookup made on behalf of a read (INFO keyspace_hits / keyspace_misses).
   void CountReadLookup(bool hit) { ++(hit ? keyspace_hits_ : keyspace_misses_); }
   // CONFIG RESETSTAT: zeroes the counters INFO stats reports.
@@ -63,7 +60,6 @@ class Shard {
   std::vector<Db> dbs_;
   ItemStore items_;
   size_t next_db_ = 0;  // round robin so that one busy database does not starve the others
-  uint64_t backlog_hint_ = 0;
   uint64_t keyspace_hits_ = 0;
   uint64_t keyspace_misses_ = 0;
 };

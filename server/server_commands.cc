@@ -243,7 +243,10 @@ std::string HumanBytes(uint64_t n) {
 
 struct DbFigures {
   uint64_t keys = 0, expires = 0;
-  int64_t avg_ttl_sum = 0, avg_ttl_n = 0;
+  // Sampled figures, weighted by each part's volatile keys when shards are added up.
+  long double weighted_ttl_ms = 0;
+  uint64_t ttl_weight = 0;
+  long double stale_keys = 0;
 };
 
 struct ShardFigures {
@@ -290,18 +293,24 @@ awaitable<void> CmdInfo(ConnCommand& c) {
           f.dbs[d].keys = db.stored();
           f.dbs[d].expires = db.volatile_count();
           if (db.volatile_count() > 0) {
-            f.dbs[d].avg_ttl_sum = db.AverageTtlMs(now);
-            f.dbs[d].avg_ttl_n = 1;
+            engine::Db::TtlSample sample = db.SampleTtls(now);
+            auto volatile_keys = static_cast<long double>(db.volatile_count());
+            f.dbs[d].stale_keys = sample.stale_fraction * volatile_keys;
+            if (sample.average_ttl_ms > 0) {
+              f.dbs[d].weighted_ttl_ms = sample.average_ttl_ms * volatile_keys;
+              f.dbs[d].ttl_weight = db.volatile_count();
+            }
           }
         }
       },
       c.session.waker);
 
-  uint64_t expired = 0, keys_stored = 0, backlog = 0, lag_max = 0, hits = 0, misses = 0;
+  uint64_t expired = 0, volatile_keys = 0, lag_max = 0, hits = 0, misses = 0;
+  long double stale = 0;
   for (auto& f : figures) {
     expired += f.stats.expired_keys;
-    keys_stored += f.stats.keys_stored;
-    backlog += f.stats.reclaim_backlog_records;
+    volatile_keys += f.stats.keys_volatile;
+    for (const DbFigures& d : f.dbs) stale += d.stale_keys;
     lag_max = std::max(lag_max, f.stats.expired_lag_max_ms);
     hits += f.stats.keyspace_hits;
     misses += f.stats.keyspace_misses;
@@ -386,7 +395,8 @@ awaitable<void> CmdInfo(ConnCommand& c) {
     Line(out, "rejected_connections", c.server.rejected_connections().load());
     Line(out, "expired_keys", expired);
     char perc[32];
-    snprintf(perc, sizeof perc, "%.2f", keys_stored ? 100.0 * static_cast<double>(backlog) / keys_stored : 0.0);
+    // Redis's figure: the share of volatile keys probably expired but not yet deleted.
+    snprintf(perc, sizeof perc, "%.2f", volatile_keys ? static_cast<double>(100 * stale / volatile_keys) : 0.0);
     Line(out, "expired_stale_perc", std::string(perc));
     Line(out, "expired_time_cap_reached_count", uint64_t{0});
     Line(out, "expire_lag_max_ms", lag_max);
@@ -426,7 +436,7 @@ awaitable<void> CmdInfo(ConnCommand& c) {
     Line(out, "reclaim_lag_p50_ms", rs.lag.Quantile(0.5));
     Line(out, "reclaim_lag_p99_ms", rs.lag.Quantile(0.99));
     Line(out, "reclaim_lag_max_ms", rs.lag.max());
-    Line(out, "keys_reclaim_backlog", backlog);
+    Line(out, "keys_reclaim_backlog", static_cast<uint64_t>(stale + 0.5L));
     Line(out, "keys_expire_lag_max_ms", lag_max);
   }
   if (want("replication")) {
@@ -442,11 +452,11 @@ awaitable<void> CmdInfo(ConnCommand& c) {
       for (auto& f : figures) {
         total.keys += f.dbs[d].keys;
         total.expires += f.dbs[d].expires;
-        total.avg_ttl_sum += f.dbs[d].avg_ttl_sum;
-        total.avg_ttl_n += f.dbs[d].avg_ttl_n;
+        total.weighted_ttl_ms += f.dbs[d].weighted_ttl_ms;
+        total.ttl_weight += f.dbs[d].ttl_weight;
       }
       if (total.keys == 0) continue;
-      int64_t avg = total.avg_ttl_n ? total.avg_ttl_sum / total.avg_ttl_n : 0;
+      auto avg = total.ttl_weight ? static_cast<int64_t>(total.weighted_ttl_ms / total.ttl_weight) : 0;
       Line(out, "db" + std::to_string(d),
            "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) + ",avg_ttl=" + std::to_string(avg));
     }

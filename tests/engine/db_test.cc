@@ -724,12 +724,19 @@ TEST_F(DbTest, RandomLiveNeverReturnsAnExpiredKey) {
   EXPECT_EQ(Db(kStart).RandomLive(1, t), nullptr);
 }
 
-TEST_F(DbTest, AverageTtl) {
-  EXPECT_EQ(db.AverageTtlMs(now), 0);
+TEST_F(DbTest, SampledTtlsGiveTheAverageAndTheStaleShare) {
+  EXPECT_EQ(db.SampleTtls(now).average_ttl_ms, 0);
+  EXPECT_EQ(db.SampleTtls(now).stale_fraction, 0);
   Put(db, "a", "v", now + 1000, now);
   Put(db, "b", "v", now + 3000, now);
   Put(db, "p", "v", kNoDeadline, now);
-  EXPECT_EQ(db.AverageTtlMs(now), 2000);
+  EXPECT_EQ(db.SampleTtls(now).average_ttl_ms, 2000);
+  EXPECT_EQ(db.SampleTtls(now).stale_fraction, 0);
+  // At now + 1000 "a" has expired but is still stored: half the volatile keys are stale, and
+  // the average covers "b" alone.
+  Db::TtlSample later = db.SampleTtls(now + 1000);
+  EXPECT_EQ(later.average_ttl_ms, 2000);
+  EXPECT_DOUBLE_EQ(later.stale_fraction, 0.5);
 }
 
 TEST_F(DbTest, MoveConstructedDbKeepsEverything) {

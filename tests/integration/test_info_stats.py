@@ -103,3 +103,42 @@ def test_resetstat_zeroes_the_stats(r):
     assert info["total_commands_processed"] <= 2
     r.get("nothing")
     assert stats(r) == (0, 1)
+
+
+def keyspace_line(r, db=0):
+    return r.info("keyspace")[f"db{db}"]
+
+
+@pytest.mark.lapse_only
+def test_avg_ttl_is_the_mean_over_all_shards(r):
+    # Keys land on different shards; the mean must weigh each shard by its volatile keys.
+    # (Redis updates its estimate in its expiry cycle, so it reads 0 right after the writes.)
+    for i in range(10):
+        r.set(f"long{i}", "v", ex=1000)
+    for i in range(20):
+        r.set(f"short{i}", "v", ex=10)
+    r.set("forever", "v")
+    line = keyspace_line(r)
+    assert (line["keys"], line["expires"]) == (31, 30)
+    expected = (10 * 1_000_000 + 20 * 10_000) / 30
+    assert abs(line["avg_ttl"] - expected) < 2_000, line
+
+
+@pytest.mark.lapse_only
+def test_expired_stale_perc_and_backlog_count_expired_keys_not_yet_deleted(r):
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    for i in range(50):
+        r.set(f"volatile{i}", "v", px=1000)
+        r.set(f"plain{i}", "v")
+    assert r.info("stats")["expired_stale_perc"] == 0.0
+    r.execute_command("DEBUG", "ADVANCE", "1000")
+    # Nothing has deleted them yet: all 50 volatile keys are stale, and DBSIZE hides them.
+    assert keyspace_line(r)["expires"] == 50
+    assert r.info("stats")["expired_stale_perc"] == 100.0
+    assert r.info("reclaim")["keys_reclaim_backlog"] == 50
+    assert r.dbsize() == 50
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    while r.info("reclaim")["keys_reclaim_backlog"]:
+        pass
+    assert r.info("stats")["expired_stale_perc"] == 0.0
+    assert "expires" not in keyspace_line(r) or keyspace_line(r)["expires"] == 0
