@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -346,6 +347,9 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
     std::stringstream ss;
     ss << in.rdbuf();
     if (auto err = LoadFromText(ss.str())) return std::string("config file '") + argv[i] + "', " + *err;
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(argv[i], ec);
+    config_file_ = ec ? std::string(argv[i]) : absolute.string();
     ++i;
   }
   for (; i < argc; ++i) {

@@ -79,12 +79,15 @@ class Config {
   }
 
   static std::string Usage();
+  // The absolute path of the file given on the command line, or "" (INFO's config_file).
+  const std::string& config_file() const { return config_file_; }
 
  private:
   std::optional<std::string> SetLocked(std::string_view name, std::string_view value, bool at_startup);
 
   mutable std::mutex mu_;
   Settings settings_;
+  std::string config_file_;  // set once, before any thread starts
 };
 
 }  // namespace lapse::server

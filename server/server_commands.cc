@@ -3,7 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <random>
 #include <thread>
+
+#include <sys/utsname.h>
 
 #include "engine/shard.h"
 #include "protocol/arg_reader.h"
@@ -241,6 +245,38 @@ std::string HumanBytes(uint64_t n) {
   return buf;
 }
 
+// What INFO server says of the process, fixed for its lifetime.
+struct ProcessFacts {
+  std::string run_id;      // 40 random hex digits, as Redis's: tells restarts apart
+  std::string os;          // "Linux 6.1.0 x86_64", from uname
+  std::string executable;  // absolute path of the binary
+  std::string compiler;
+
+  static const ProcessFacts& Get() {
+    static const ProcessFacts facts = Make();
+    return facts;
+  }
+
+ private:
+  static ProcessFacts Make() {
+    ProcessFacts f;
+    std::random_device rd;
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 40; ++i) f.run_id.push_back(kHex[rd() % 16]);
+    struct utsname u {};
+    f.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "Linux";
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    f.executable = ec ? "" : exe.string();
+#if defined(__clang__)
+    f.compiler = "0.0.0";  // Redis reports the GCC version only
+#else
+    f.compiler = std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." + std::to_string(__GNUC_PATCHLEVEL__);
+#endif
+    return f;
+  }
+};
+
 struct DbFigures {
   uint64_t keys = 0, expires = 0;
   // Sampled figures, weighted by each part's volatile keys when shards are added up.
@@ -333,18 +369,28 @@ awaitable<void> CmdInfo(ConnCommand& c) {
   int64_t uptime_ms = now - c.server.start_time_ms();
   if (want("server")) {
     section("Server");
+    const ProcessFacts& facts = ProcessFacts::Get();
     Line(out, "redis_version", std::string("7.0.0"));
+    Line(out, "redis_git_sha1", std::string("00000000"));
+    Line(out, "redis_git_dirty", std::string("0"));
     Line(out, "lapse_version", std::string(LAPSE_VERSION));
     Line(out, "redis_mode", std::string("standalone"));
-    Line(out, "os", std::string("Linux"));
+    Line(out, "os", facts.os);
     Line(out, "arch_bits", std::string("64"));
+    Line(out, "monotonic_clock", std::string("POSIX clock_gettime"));
     Line(out, "multiplexing_api", std::string("epoll"));
+    Line(out, "gcc_version", facts.compiler);
     Line(out, "process_id", static_cast<uint64_t>(getpid()));
+    Line(out, "process_supervised", std::string("no"));
+    Line(out, "run_id", facts.run_id);
     Line(out, "tcp_port", static_cast<uint64_t>(c.server.port()));
     Line(out, "server_time_usec", static_cast<uint64_t>(now) * 1000);
     Line(out, "uptime_in_seconds", static_cast<uint64_t>(uptime_ms / 1000));
     Line(out, "uptime_in_days", static_cast<uint64_t>(uptime_ms / 86'400'000));
     Line(out, "hz", static_cast<uint64_t>(c.server.settings().hz));
+    Line(out, "configured_hz", static_cast<uint64_t>(c.server.settings().hz));
+    Line(out, "executable", facts.executable);
+    Line(out, "config_file", c.server.config().config_file());
     Line(out, "io_threads_active", std::string("0"));
     Line(out, "threads", static_cast<uint64_t>(c.server.thread_count()));
     Line(out, "shards", static_cast<uint64_t>(shards.size()));

@@ -199,8 +199,21 @@ def test_config_file_and_flag_override(start_server):
             assert c.call("CONFIG", "GET", "databases") == [b"databases", b"5"]
             assert c.call("CONFIG", "GET", "maxclients") == [b"maxclients", b"77"]
             assert c.call("CONFIG", "GET", "port") == [b"port", str(srv.port).encode()]
+            server_info = c.call("INFO", "server").decode()
+            assert f"config_file:{os.path.realpath(path)}\r\n" in server_info
     finally:
         os.unlink(path)
+
+
+def test_info_server_names_the_process(r, server):
+    info = r.info("server")
+    run_id = info["run_id"]
+    assert len(run_id) == 40 and set(run_id) <= set("0123456789abcdef")
+    assert r.info("server")["run_id"] == run_id  # fixed for the life of the process
+    assert os.path.realpath(info["executable"]) == os.path.realpath(server.command_line(server.port)[0])
+    assert info["config_file"] == ""  # the harness passes flags only
+    assert info["os"].startswith("Linux ")
+    assert info["configured_hz"] == info["hz"]
 
 
 # ---- INFO ------------------------------------------------------------------------------
