@@ -173,15 +173,20 @@ uint64_t Db::Scan(uint64_t cursor, int64_t now_ms, const std::function<void(cons
   });
 }
 
-Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
+Entry* Db::TryRandomLive(uint64_t* seed, int64_t now_ms) {
   for (int i = 0; i < kRandomKeyTries && table_.size() > 0; ++i) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    Entry* e = table_.RandomEntry(seed ^ (seed >> 29));
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    Entry* e = table_.RandomEntry(*seed ^ (*seed >> 29));
     if (e == nullptr) return nullptr;
     if (!IsExpired(e, now_ms)) return e;
     std::string key(e->key());
     Find(key, now_ms);  // deletes it
   }
+  return nullptr;
+}
+
+Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
+  if (Entry* e = TryRandomLive(&seed, now_ms)) return e;
   if (CountLive(now_ms) == 0) return nullptr;
   return table_.RandomEntry(seed);
 }

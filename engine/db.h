@@ -75,8 +75,12 @@ class Db {
 
   // One SCAN step over stored entries; expired entries are skipped.
   uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(const Entry*)>& fn) const;
-  // A random live key, or nullptr (gives up after a bounded number of expired picks).
+  // A random live key, or nullptr when there is none (after a bounded number of expired
+  // picks it reclaims everything due, work proportional to that).
   Entry* RandomLive(uint64_t seed, int64_t now_ms);
+  // The bounded part of RandomLive: nullptr may also mean that every pick was expired (each
+  // is deleted); a caller that cannot wait for a full reclaim reclaims a slice and asks again.
+  Entry* TryRandomLive(uint64_t* seed, int64_t now_ms);
 
   // What INFO reports of volatile keys, estimated like Redis from a sample (the first buckets
   // of the table) rather than a walk of every key.

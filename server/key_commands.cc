@@ -505,13 +505,36 @@ awaitable<void> CmdScan(ConnCommand& c) {
   for (auto& k : keys) c.reply.Bulk(k);
 }
 
+// Lets the connection's thread serve others before the next round of a long command.
+awaitable<void> YieldThread(ConnCommand& c) {
+  co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
+}
+
+// DBSIZE is exact, as every read surface is: keys already due are deleted first. After a mass
+// expiry that is a lot of work, done a reclaim slice per round so that the shards serve other
+// clients in between: only this reply waits.
 awaitable<void> CmdDbSize(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   std::vector<size_t> counts(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOnAll(
-      c.session.home, [&](engine::Shard& shard) { counts[shard.id()] = shard.db(db).CountLive(now); }, c.session.waker);
+  std::vector<uint32_t> pending;
+  for (uint32_t id = 0; id < shards.size(); ++id) pending.push_back(id);
+  std::vector<char> done(shards.size(), 0);
+  while (true) {
+    co_await shards.RunOn(
+        c.session.home, pending,
+        [&](engine::Shard& shard) {
+          engine::Db& d = shard.db(db);
+          if (!ShardSet::ReclaimDueForOneSlice(d, now)) return;
+          counts[shard.id()] = d.stored();
+          done[shard.id()] = 1;
+        },
+        c.session.waker);
+    std::erase_if(pending, [&](uint32_t id) { return done[id] != 0; });
+    if (pending.empty()) break;
+    co_await YieldThread(c);
+  }
   size_t total = 0;
   for (size_t n : counts) total += n;
   c.charge.Add(engine::RuOp::kQuery, 0, total);
@@ -527,12 +550,24 @@ awaitable<void> CmdRandomKey(ConnCommand& c) {
   std::optional<std::string> key;
   for (size_t k = 0; k < shards.size() && !key; ++k) {
     uint32_t ids[] = {static_cast<uint32_t>((seed + k) % shards.size())};
-    co_await shards.RunOn(
-        c.session.home, ids,
-        [&](engine::Shard& shard) {
-          if (Entry* e = shard.db(db).RandomLive(seed, now)) key = std::string(e->key());
-        },
-        c.session.waker);
+    // A shard full of expired keys is reclaimed a slice per round until a live key turns up
+    // or none is left, as DBSIZE does.
+    bool settled = false;
+    while (!settled) {
+      co_await shards.RunOn(
+          c.session.home, ids,
+          [&](engine::Shard& shard) {
+            engine::Db& d = shard.db(db);
+            if (Entry* e = d.TryRandomLive(&seed, now)) {
+              key = std::string(e->key());
+              settled = true;
+            } else {
+              settled = d.stored() == 0 || (ShardSet::ReclaimDueForOneSlice(d, now) && d.stored() == 0);
+            }
+          },
+          c.session.waker);
+      if (!settled) co_await YieldThread(c);
+    }
   }
   c.charge.Add(engine::RuOp::kRead, key ? key->size() : 0);
   key ? c.reply.Bulk(*key) : c.reply.Null();

@@ -199,6 +199,15 @@ void ShardSet::ReleaseHoldLock() {
   asio::post(*next.context, [waker = next.waker] { waker->cancel(); });
 }
 
+bool ShardSet::ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms) {
+  auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
+  bool more = false;
+  do {
+    more = db.Reclaim(now_ms, kRecordsPerCheck);
+  } while (more && std::chrono::steady_clock::now() < slice_end);
+  return !more;
+}
+
 awaitable<void> ShardSet::ReclaimLoop(size_t index) {
   asio::steady_timer timer(*contexts_[index]);
   engine::Shard& shard = *shards_[index];

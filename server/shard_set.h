@@ -83,6 +83,11 @@ class ShardSet {
   using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
   void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
 
+  // On the shard's thread: deletes keys of `db` due at or before now_ms for at most one
+  // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop on
+  // it, letting other clients of the shard in between slices.
+  static bool ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms);
+
   // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
   void set_active_expire(bool on) { active_expire_.store(on); }
   bool active_expire() const { return active_expire_.load(); }
