@@ -9,19 +9,8 @@
 
 #include "engine/clock.h"
 #include "server/config.h"
+#include "server/log_level.h"
 #include "server/server.h"
-
-namespace {
-
-spdlog::level::level_enum LogLevel(const std::string& name) {
-  if (name == "debug") return spdlog::level::debug;
-  if (name == "verbose") return spdlog::level::info;
-  if (name == "warning") return spdlog::level::warn;
-  if (name == "nothing") return spdlog::level::off;
-  return spdlog::level::info;  // notice
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace lapse::server;
@@ -41,7 +30,7 @@ int main(int argc, char** argv) {
     std::cerr << "lapse-server: cannot open log file: " << e.what() << "\n";
     return 2;
   }
-  spdlog::set_level(LogLevel(settings.loglevel));
+  spdlog::set_level(SpdlogLevel(settings.loglevel));
   spdlog::flush_on(spdlog::level::info);
   std::signal(SIGPIPE, SIG_IGN);
 

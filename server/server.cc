@@ -6,6 +6,7 @@
 
 #include "protocol/errors.h"
 #include "server/connection.h"
+#include "server/log_level.h"
 #include "engine/item_store.h"
 
 namespace lapse::server {
@@ -75,6 +76,7 @@ void Server::ApplySettings() {
   output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);
   output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
+  spdlog::set_level(SpdlogLevel(live.loglevel));
 }
 
 void Server::ResetStats(size_t home) {
