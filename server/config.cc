@@ -341,7 +341,7 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
 std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exit_now) {
   *exit_now = false;
   int i = 1;
-  if (i < argc && std::string_view(argv[i]).rfind("--", 0) != 0) {
+  if (i < argc && argv[i][0] != '-') {  // as in Redis: -h and -v are flags, not file names
     std::ifstream in(argv[i]);
     if (!in) return std::string("cannot open config file '") + argv[i] + "'";
     std::stringstream ss;
