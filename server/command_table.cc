@@ -20,13 +20,8 @@ void CommandTable::Add(CommandSpec spec) {
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  char buf[32];
-  if (name.size() >= sizeof buf) return nullptr;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    buf[i] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  }
-  auto it = by_name_.find(std::string(buf, name.size()));
+  // Any length: rename-command may give a command a name longer than the built-in ones.
+  auto it = by_name_.find(Lower(name));
   return it == by_name_.end() ? nullptr : &it->second;
 }
 
