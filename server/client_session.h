@@ -75,6 +75,7 @@ struct ClientSession {
   bool authenticated;
   protocol::RespVersion resp = protocol::RespVersion::kResp2;
   bool close_after_reply = false;  // QUIT, protocol error, kill
+  bool local = true;               // connected over loopback (enable-debug-command local)
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
   asio::steady_timer waker;        // resumes the session after cross-shard work
 };

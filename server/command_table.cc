@@ -25,17 +25,21 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &it->second;
 }
 
-bool CommandTable::Rename(std::string_view old_name, std::string_view new_name) {
+std::optional<std::string> CommandTable::Rename(std::string_view old_name, std::string_view new_name) {
   auto it = by_name_.find(Lower(old_name));
-  if (it == by_name_.end()) return false;
-  CommandSpec spec = std::move(it->second);
-  ordered_.erase(std::remove(ordered_.begin(), ordered_.end(), &it->second), ordered_.end());
-  by_name_.erase(it);
-  if (!new_name.empty()) {
-    spec.name = Lower(new_name);
-    Add(std::move(spec));
+  if (it == by_name_.end()) return "No such command in rename-command";
+  std::string key = Lower(new_name);
+  if (!key.empty() && by_name_.count(key) != 0) return "Target command name already exists";
+  // by_name_'s nodes stay put, so ordered_ keeps its place in COMMAND's listing for the new key.
+  auto node = by_name_.extract(it);
+  auto pos = std::find(ordered_.begin(), ordered_.end(), &node.mapped());
+  if (key.empty()) {
+    ordered_.erase(pos);
+    return std::nullopt;
   }
-  return true;
+  node.key() = key;
+  by_name_.insert(std::move(node));
+  return std::nullopt;
 }
 
 CommandTable BuildCommandTable() {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,6 +96,7 @@ enum CommandFlags : uint32_t {
   kNoCharge = 1 << 7,    // leaves the connection's last charge alone (LASTCHARGE itself)
   kDenyOom = 1 << 8,     // may grow memory: refused while used memory is over maxmemory
   kContainerArg = 1 << 9,  // args[1] names a container: its name is checked before the handler runs
+  kProtected = 1 << 10,    // DEBUG: refused, even before AUTH, unless enable-debug-command allows it
 };
 
 struct CommandSpec {
@@ -115,8 +117,10 @@ class CommandTable {
   // Case-insensitive lookup; nullptr when unknown.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<const CommandSpec*>& All() const { return ordered_; }
-  // `rename-command old new`: new == "" disables the command. Returns false if unknown.
-  bool Rename(std::string_view old_name, std::string_view new_name);
+  // `rename-command old new`: new == "" disables the command. As in Redis the command is then
+  // found by its new name but keeps its own in replies (arity errors, COMMAND). Returns Redis's
+  // start-up error for an unknown command or a name already taken.
+  std::optional<std::string> Rename(std::string_view old_name, std::string_view new_name);
 
  private:
   std::unordered_map<std::string, CommandSpec> by_name_;

@@ -175,7 +175,23 @@ const std::vector<Option>& Options() {
              },
              [](const Settings& s) { return s.loglevel; }},
       StringOption("logfile", false, &Settings::logfile),
-      BoolOption("enable-debug-command", false, &Settings::enable_debug_command),
+      Option{"enable-debug-command", false,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = Lower(v);
+               if (l == "no") s.enable_debug_command = Settings::DebugAccess::kNo;
+               else if (l == "yes") s.enable_debug_command = Settings::DebugAccess::kYes;
+               else if (l == "local") s.enable_debug_command = Settings::DebugAccess::kLocal;
+               else return "argument(s) must be one of the following: no, yes, local";
+               return std::nullopt;
+             },
+             [](const Settings& s) -> std::string {
+               switch (s.enable_debug_command) {
+                 case Settings::DebugAccess::kYes: return "yes";
+                 case Settings::DebugAccess::kLocal: return "local";
+                 case Settings::DebugAccess::kNo: break;
+               }
+               return "no";
+             }},
       BoolOption("protected-mode", true, &Settings::protected_mode),
       MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len, 1024 * 1024),
       MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit, 1024 * 1024),

@@ -35,7 +35,10 @@ struct Settings {
   std::string requirepass;
   std::string loglevel = "notice";
   std::string logfile;  // empty: standard output
-  bool enable_debug_command = false;
+  // Who may run DEBUG: nobody, everybody, or clients connected over loopback (Redis's
+  // enable-debug-command no|yes|local).
+  enum class DebugAccess { kNo, kYes, kLocal };
+  DebugAccess enable_debug_command = DebugAccess::kNo;
   bool protected_mode = true;
   int64_t proto_max_bulk_len = 512ll * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024ll * 1024 * 1024;

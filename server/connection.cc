@@ -34,6 +34,7 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
       }()),
       session_(server.shards().context(home_thread), home_thread, info_, !server.config().requirepass().empty()),
       dispatcher_(server, session_) {
+  session_.local = FromLoopback(socket_);
   ApplyLimits();
 }
 

@@ -32,6 +32,11 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
     reply.Error(errors::WrongArity(spec->name));
     return nullptr;
   }
+  // Redis refuses a protected command before it asks for authentication.
+  if ((spec->flags & kProtected) && !DebugAllowed()) {
+    reply.Error(errors::kDebugDisabled);
+    return nullptr;
+  }
   if (!session_.authenticated && !(spec->flags & kNoAuth)) {
     reply.Error(errors::kNoAuth);
     return nullptr;
@@ -45,6 +50,18 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
     return nullptr;
   }
   return spec;
+}
+
+bool Dispatcher::DebugAllowed() const {
+  switch (server_.settings().enable_debug_command) {
+    case Settings::DebugAccess::kYes:
+      return true;
+    case Settings::DebugAccess::kLocal:
+      return session_.local;
+    case Settings::DebugAccess::kNo:
+      break;
+  }
+  return false;
 }
 
 uint32_t Dispatcher::ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const {

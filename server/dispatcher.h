@@ -56,6 +56,8 @@ class Dispatcher {
 
   // Writes an error and returns nullptr unless the command may run now.
   const CommandSpec* Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  // enable-debug-command's verdict for this client.
+  bool DebugAllowed() const;
   // Charges a command Admit refused, in batch order (after any queued before it).
   void ChargeRefusal();
   uint32_t ShardOf(const CommandSpec& spec, const std::vector<std::string_view>& args) const;

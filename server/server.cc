@@ -18,8 +18,8 @@ size_t ThreadCount(const Settings& s) {
   return hw == 0 ? 1 : hw;
 }
 
-// protected-mode's test, as Redis makes it: the peer is 127.0.0.0/8 or ::1 (an IPv4 peer on an
-// IPv6 socket arrives as ::ffff:127.x.y.z).
+}  // namespace
+
 bool FromLoopback(const tcp::socket& socket) {
   boost::system::error_code ec;
   asio::ip::address peer = socket.remote_endpoint(ec).address();
@@ -30,7 +30,6 @@ bool FromLoopback(const tcp::socket& socket) {
   return peer.is_loopback();
 }
 
-}  // namespace
 
 Server::Server(Config& config, engine::Clock& clock)
     : config_(config),
@@ -59,7 +58,9 @@ Server::Server(Config& config, engine::Clock& clock)
     return true;
   });
   for (const auto& [from, to] : settings_.renamed_commands) {
-    if (!commands_.Rename(from, to)) spdlog::warn("rename-command: unknown command '{}'", from);
+    if (auto err = commands_.Rename(from, to)) {
+      if (!startup_error_) startup_error_ = "rename-command " + from + ": " + *err;
+    }
   }
 }
 
@@ -118,6 +119,7 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
 void Server::Start() { shards_->Start(); }
 
 std::optional<std::string> Server::Listen() {
+  if (startup_error_) return startup_error_;
   asio::io_context& ctx = shards_->context(0);
   boost::system::error_code ec;
   auto address = asio::ip::make_address(settings_.bind, ec);

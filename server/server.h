@@ -33,6 +33,10 @@ struct ThreadCounters {
   void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) { c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed); }
 };
 
+// protected-mode's and enable-debug-command local's test, as Redis makes it: the peer is
+// 127.0.0.0/8 or ::1 (an IPv4 peer on an IPv6 socket arrives as ::ffff:127.x.y.z).
+bool FromLoopback(const tcp::socket& socket);
+
 class Server {
  public:
   Server(Config& config, engine::Clock& clock);
@@ -113,6 +117,8 @@ class Server {
   std::atomic<bool> shutting_down_{false};
   std::mutex shutdown_mu_;
   std::condition_variable shutdown_cv_;
+  // A configuration the constructor could not apply (rename-command); Listen reports it.
+  std::optional<std::string> startup_error_;
   std::atomic<uint64_t> connections_received_{0};
   std::atomic<uint64_t> rejected_connections_{0};
   engine::RuMeter ru_meter_;

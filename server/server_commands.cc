@@ -196,7 +196,6 @@ void CmdShutdown(ConnCommand& c) {
 }
 
 void CmdDebug(ConnCommand& c) {
-  if (!c.server.settings().enable_debug_command) return c.reply.Error(errors::kDebugDisabled);
   std::string_view sub = c.args[1];
   if (EqualsIgnoreCase(sub, "ADVANCE") && c.args.size() == 3) {
     int64_t ms = 0;
@@ -517,7 +516,7 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
-  table.Add({"debug", -2, kAdmin, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
+  table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"info", -1, 0, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
 }
 

@@ -324,16 +324,3 @@ def test_quit(server):
         assert c.read_reply_raw() == b"+OK\r\n"
         assert c.at_eof()  # nothing after QUIT is answered
     server.assert_alive()
-
-
-@pytest.mark.parametrize("amount", ["0", "0.05", "x", "-1", "1e-9"])
-def test_debug_sleep_reads_its_amount_as_redis_does(raw, amount):
-    # Redis reads the amount with strtod and never fails: text that is no number sleeps 0 s.
-    assert raw.call("DEBUG", "SLEEP", amount) == "OK"
-    assert raw.call("PING") == "PONG"
-
-
-@pytest.mark.parametrize("args", [("NOSUCH",), ("SLEEP",), ("nosuch", "a", "b")])
-def test_debug_unknown_subcommand_or_arity(raw, args):
-    assert raw.call("DEBUG", *args) == E(
-        f"ERR unknown subcommand or wrong number of arguments for '{args[0]}'. Try DEBUG HELP.")

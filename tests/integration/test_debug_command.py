@@ -3,7 +3,7 @@ enable-debug-command also defaults to no (LAPSE_TARGET=redis runs the same file)
 import pytest
 
 from conftest import single_server
-from lapse_harness import RawClient, target_kind
+from lapse_harness import RawClient
 from lapse_harness import RespError as E
 
 server = single_server(threads=2)  # started with --enable-debug-command yes
@@ -72,8 +72,6 @@ def test_debug_disabled_by_flag_no(start_server):
         assert c.call("DEBUG", "SLEEP", "0") == DEBUG_DISABLED
 
 
-@pytest.mark.xfail(target_kind() == "lapse", strict=True,
-                   reason="lapse answers NOAUTH: it checks enable-debug-command in the handler, after AUTH")
 def test_debug_disabled_is_checked_before_auth(start_server):
     # Redis 7.0 refuses a protected command (DEBUG, MODULE) before it checks authentication.
     srv = start_server({"requirepass": "pw"}, debug=False)
@@ -81,10 +79,21 @@ def test_debug_disabled_is_checked_before_auth(start_server):
         assert c.call("DEBUG", "SLEEP", "0") == DEBUG_DISABLED
 
 
-@pytest.mark.xfail(target_kind() == "lapse", strict=True,
-                   reason="lapse's enable-debug-command takes only yes or no")
 def test_debug_enabled_for_local_connections(start_server):
     srv = start_server({"enable-debug-command": "local"}, debug=False)
     with srv.client() as c:
         assert c.call("CONFIG", "GET", "enable-debug-command") == [b"enable-debug-command", b"local"]
         assert c.call("DEBUG", "SLEEP", "0") == "OK"  # the test connects over loopback
+
+
+@pytest.mark.parametrize("amount", ["0", "0.05", "x", "-1", "1e-9"])
+def test_debug_sleep_reads_its_amount_as_redis_does(raw, amount):
+    # Redis reads the amount with strtod and never fails: text that is no number sleeps 0 s.
+    assert raw.call("DEBUG", "SLEEP", amount) == "OK"
+    assert raw.call("PING") == "PONG"
+
+
+@pytest.mark.parametrize("args", [("NOSUCH",), ("SLEEP",), ("nosuch", "a", "b")])
+def test_debug_unknown_subcommand_or_arity(raw, args):
+    assert raw.call("DEBUG", *args) == E(
+        f"ERR unknown subcommand or wrong number of arguments for '{args[0]}'. Try DEBUG HELP.")

@@ -79,11 +79,6 @@ def test_command_count_and_info_follow_the_table(c):
     assert c.call("COMMAND", "GETKEYS", "FLUSHALL", "ASYNC") == INVALID_COMMAND
 
 
-lapse_differs = pytest.mark.xfail(target_kind() == "lapse", strict=True,
-                                  reason="lapse names a renamed command by its new name")
-
-
-@lapse_differs
 def test_renamed_command_keeps_its_original_name_in_replies(c):
     # Redis 7.0 finds the command by its new name but keeps calling it by its own: the
     # arity error, COMMAND INFO and COMMAND say 'get'.
@@ -104,14 +99,10 @@ def _startup_error(start_server, conf):
         os.unlink(path)
 
 
-@pytest.mark.xfail(target_kind() == "lapse", strict=True,
-                   reason="lapse only warns about rename-command of an unknown command")
 def test_rename_of_unknown_command_refuses_to_start(start_server):
     assert "No such command in rename-command" in _startup_error(start_server, "rename-command NOSUCH foo\n")
 
 
-@pytest.mark.xfail(target_kind() == "lapse", strict=True,
-                   reason="lapse drops the command renamed onto an existing name")
 def test_rename_onto_existing_command_refuses_to_start(start_server):
     assert "Target command name already exists" in _startup_error(start_server, "rename-command GET SET\n")
 

@@ -78,11 +78,11 @@ TEST(CommandTableTest, ArityFollowsRedisConvention) {
 TEST(CommandTableTest, RenameToEmptyDisables) {
   CommandTable table = BuildCommandTable();
   size_t before = table.All().size();
-  EXPECT_TRUE(table.Rename("FLUSHALL", ""));
+  EXPECT_EQ(table.Rename("FLUSHALL", ""), std::nullopt);
   EXPECT_EQ(table.Find("flushall"), nullptr);
   EXPECT_EQ(table.All().size(), before - 1);
   for (const CommandSpec* spec : table.All()) EXPECT_NE(spec->name, "flushall");
-  EXPECT_FALSE(table.Rename("flushall", "")) << "a disabled command is unknown";
+  EXPECT_EQ(table.Rename("flushall", ""), "No such command in rename-command") << "a disabled command is unknown";
   EXPECT_NE(table.Find("flushdb"), nullptr);
 }
 
@@ -93,11 +93,11 @@ TEST(CommandTableTest, RenameMovesTheCommand) {
   ASSERT_NE(get, nullptr);
   int arity = get->arity;
   auto handler = get->handler;
-  EXPECT_TRUE(table.Rename("get", "FETCH"));
+  EXPECT_EQ(table.Rename("get", "FETCH"), std::nullopt);
   EXPECT_EQ(table.Find("get"), nullptr);
   const CommandSpec* fetch = table.Find("fetch");
   ASSERT_NE(fetch, nullptr);
-  EXPECT_EQ(fetch->name, "fetch");
+  EXPECT_EQ(fetch->name, "get") << "Redis keeps calling a renamed command by its own name";
   EXPECT_EQ(table.Find("FeTcH"), fetch);
   EXPECT_EQ(fetch->arity, arity);
   EXPECT_TRUE(fetch->handler == handler);
@@ -108,9 +108,9 @@ TEST(CommandTableTest, RenameMovesTheCommand) {
 TEST(CommandTableTest, RenameOfUnknownNameReturnsFalse) {
   CommandTable table = BuildCommandTable();
   size_t before = table.All().size();
-  EXPECT_FALSE(table.Rename("nosuchcommand", "other"));
-  EXPECT_FALSE(table.Rename("nosuchcommand", ""));
-  EXPECT_FALSE(table.Rename("", "x"));
+  EXPECT_EQ(table.Rename("nosuchcommand", "other"), "No such command in rename-command");
+  EXPECT_EQ(table.Rename("nosuchcommand", ""), "No such command in rename-command");
+  EXPECT_EQ(table.Rename("", "x"), "No such command in rename-command");
   EXPECT_EQ(table.All().size(), before);
   EXPECT_EQ(table.Find("other"), nullptr);
 }
@@ -119,13 +119,21 @@ TEST(CommandTableTest, RenameOfUnknownNameReturnsFalse) {
 TEST(CommandTableTest, RenameToALongNameIsFound) {
   CommandTable table = BuildCommandTable();
   std::string long_name = "get_renamed_to_a_name_longer_than_thirty_two_characters";
-  ASSERT_TRUE(table.Rename("get", long_name));
+  ASSERT_EQ(table.Rename("get", long_name), std::nullopt);
   const CommandSpec* spec = table.Find(long_name);
   ASSERT_NE(spec, nullptr);
-  EXPECT_EQ(spec->name, long_name);
+  EXPECT_EQ(spec->name, "get");
   std::string upper = long_name;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   EXPECT_EQ(table.Find(upper), spec);
+}
+
+TEST(CommandTableTest, RenameOntoATakenNameIsRefusedAndChangesNothing) {
+  CommandTable table = BuildCommandTable();
+  EXPECT_EQ(table.Rename("get", "SET"), "Target command name already exists");
+  ASSERT_NE(table.Find("get"), nullptr);
+  EXPECT_EQ(table.Find("get")->name, "get");
+  EXPECT_EQ(table.Find("set")->name, "set");
 }
 
 TEST(CommandTableTest, EveryCommandIsWellFormed) {
