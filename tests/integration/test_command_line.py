@@ -86,7 +86,7 @@ def config_set_failed(name, reason):
     (["--databases", "0"], config_set_failed("databases", "argument must be between 1 and 65536 inclusive")),
     (["--loglevel", "loud"], config_set_failed(
         "loglevel", "argument(s) must be one of the following: debug, verbose, notice, warning, nothing")),
-    (["--enable-debug-command", "maybe"], config_set_failed("enable-debug-command", "argument must be 'yes' or 'no'")),
+    (["--enable-debug-command", "maybe"], config_set_failed("enable-debug-command", "argument(s) must be one of the following: no, yes, local")),
     (["--maxmemory", "lots"], config_set_failed("maxmemory", "argument must be a memory value")),
     (["--port"], "missing value for '--port'"),
     (["--port", "0", "stray"], "unexpected argument 'stray'"),
