@@ -397,8 +397,12 @@ awaitable<void> CmdInfo(ConnCommand& c) {
   if (want("clients")) {
     section("Clients");
     Line(out, "connected_clients", static_cast<uint64_t>(c.server.clients().size()));
+    Line(out, "cluster_connections", uint64_t{0});
     Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
+    // No blocking commands, client tracking or cluster yet: these are true zeros.
     Line(out, "blocked_clients", uint64_t{0});
+    Line(out, "tracking_clients", uint64_t{0});
+    Line(out, "clients_in_timeout_table", uint64_t{0});
   }
   if (want("memory")) {
     section("Memory");
