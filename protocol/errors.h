@@ -67,6 +67,11 @@ inline constexpr std::string_view kProtectedMode =
     "things in order for the server to start accepting connections from the outside.";
 inline constexpr std::string_view kDebugDisabled =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+inline constexpr std::string_view kNoConfigFile = "ERR The server is running without a config file";
+// COMMAND GETKEYS.
+inline constexpr std::string_view kInvalidCommandSpecified = "ERR Invalid command specified";
+inline constexpr std::string_view kCommandHasNoKeys = "ERR The command has no key arguments";
+inline constexpr std::string_view kInvalidCommandArity = "ERR Invalid number of arguments specified for command";
 inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";
 
 // Containers and items.
@@ -117,9 +122,10 @@ inline std::string UnknownCommand(std::string_view name, const std::string_view*
 
 inline constexpr std::string_view kNoShutdownInProgress = "ERR No shutdown in progress.";
 
+// Redis quotes at most 128 bytes of the subcommand, up to a NUL.
 inline std::string UnknownSubcommand(std::string_view sub, std::string_view command) {
   std::string msg = "ERR unknown subcommand '";
-  msg.append(sub);
+  msg.append(AsCString(sub).substr(0, 128));
   msg.append("'. Try ");
   for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
   msg.append(" HELP.");

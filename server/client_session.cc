@@ -2,6 +2,10 @@
 
 namespace lapse::server {
 
+namespace {
+const std::string kNoCommand = "NULL";
+}  // namespace
+
 std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms) {
   auto info = std::make_shared<ClientInfo>();
   info->id = NextId();
@@ -26,7 +30,8 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
     if (only_id != 0 && id != only_id) continue;
     int64_t age = (now_ms - c->created_ms) / 1000;
     int64_t idle = (now_ms - c->last_active_ms.load()) / 1000;
-    std::string cmd = c->last_command.empty() ? "NULL" : c->last_command;
+    const std::string* last = c->last_command.load(std::memory_order_relaxed);
+    const std::string& cmd = last ? *last : kNoCommand;
     out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=-1 name=" + c->name +
            " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
            " flags=N db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +

@@ -28,8 +28,11 @@ struct ClientInfo {
   std::atomic<int> resp{2};
   std::atomic<uint64_t> query_buffer_bytes{0};
   std::atomic<uint64_t> output_bytes{0};
-  std::string name;          // guarded by ClientRegistry::mu_
-  std::string last_command;  // guarded by ClientRegistry::mu_
+  std::string name;  // guarded by ClientRegistry::mu_
+  // The full name of the last command run ("get", "client|list"), nullptr before any or
+  // after an unknown one. It points into the server's command table, which outlives every
+  // client and no longer changes once clients connect; set on every command, so no lock.
+  std::atomic<const std::string*> last_command{nullptr};
   std::function<void()> kill;  // closes the connection from its own thread; set once
 };
 
@@ -48,10 +51,6 @@ class ClientRegistry {
   std::string Name(const ClientInfo& info) const {
     std::lock_guard lock(mu_);
     return info.name;
-  }
-  void SetLastCommand(ClientInfo& info, std::string_view cmd) {
-    std::lock_guard lock(mu_);
-    info.last_command.assign(cmd);
   }
   // One CLIENT LIST line (with trailing newline) per client; `only_id` 0 for all.
   std::string Describe(int64_t now_ms, uint64_t only_id = 0) const;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/arg_reader.h"
+
 namespace lapse::server {
 
 namespace {
@@ -12,8 +14,18 @@ std::string Lower(std::string_view s) {
 }
 }  // namespace
 
-void CommandTable::Add(CommandSpec spec) {
+const SubcommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
+  for (const SubcommandSpec& s : subcommands) {
+    if (protocol::EqualsIgnoreCase(sub, s.Short())) return &s;
+  }
+  return nullptr;
+}
+
+void CommandTable::Add(CommandSpec spec, std::vector<SubcommandSpec> subcommands) {
   spec.name = Lower(spec.name);
+  for (SubcommandSpec& sub : subcommands) {
+    spec.subcommands.push_back({spec.name + "|" + Lower(sub.name), sub.arity});
+  }
   std::string key = spec.name;
   auto [it, inserted] = by_name_.emplace(key, std::move(spec));
   if (inserted) ordered_.push_back(&it->second);

@@ -99,6 +99,15 @@ enum CommandFlags : uint32_t {
   kProtected = 1 << 10,    // DEBUG: refused, even before AUTH, unless enable-debug-command allows it
 };
 
+// A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
+// each by its full name ("client|list"), which its arity errors and CLIENT LIST's cmd= show,
+// and checks its arity before the container's handler runs.
+struct SubcommandSpec {
+  std::string name;  // full, lower case: "<command>|<subcommand>"
+  int arity;         // counts the container's name too, as Redis's does
+  std::string_view Short() const { return std::string_view(name).substr(name.find('|') + 1); }
+};
+
 struct CommandSpec {
   std::string name;  // lower case
   int arity;
@@ -109,11 +118,17 @@ struct CommandSpec {
   std::variant<ShardHandler, ConnHandler, FanoutHandler> handler;
   std::string group;    // for COMMAND DOCS
   std::string summary;  // for COMMAND DOCS
+  std::vector<SubcommandSpec> subcommands;  // empty unless a container command
+
+  // Case-insensitive; nullptr when `sub` is none of the subcommands.
+  const SubcommandSpec* FindSubcommand(std::string_view sub) const;
 };
 
 class CommandTable {
  public:
-  void Add(CommandSpec spec);
+  // `subcommands` are given by their short names ({"list", -2}); a container's handler may
+  // then assume that args[1] is one of them and that the arity fits.
+  void Add(CommandSpec spec, std::vector<SubcommandSpec> subcommands = {});
   // Case-insensitive lookup; nullptr when unknown.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<const CommandSpec*>& All() const { return ordered_; }
@@ -127,10 +142,11 @@ class CommandTable {
   std::vector<const CommandSpec*> ordered_;
 };
 
-// True when argc satisfies the spec's arity.
-inline bool ArityOk(const CommandSpec& spec, size_t argc) {
-  return spec.arity >= 0 ? argc == static_cast<size_t>(spec.arity) : argc >= static_cast<size_t>(-spec.arity);
+// True when argc satisfies an arity.
+inline bool ArityOk(int arity, size_t argc) {
+  return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
+inline bool ArityOk(const CommandSpec& spec, size_t argc) { return ArityOk(spec.arity, argc); }
 
 // The command families; each adds its commands to the table.
 void RegisterConnectionCommands(CommandTable& table);

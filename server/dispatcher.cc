@@ -24,12 +24,28 @@ void Dispatcher::ChargeRefusal() {
 const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) {
+    RecordLastCommand(nullptr);
     reply.Error(errors::UnknownCommand(args[0], args.data() + 1, args.size() - 1));
     return nullptr;
   }
+  // A container's subcommand is a command of its own to Redis: its own arity, its own name.
+  const std::string* name = &spec->name;
+  int arity = spec->arity;
+  if (!spec->subcommands.empty() && args.size() > 1) {
+    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
+    if (sub == nullptr) {
+      RecordLastCommand(nullptr);
+      reply.Error(errors::UnknownSubcommand(args[1], spec->name));
+      return nullptr;
+    }
+    name = &sub->name;
+    arity = sub->arity;
+  }
+  // Like Redis, a command counts as the client's last even when refused below.
+  RecordLastCommand(name);
   // Redis checks arity before authentication, so a malformed command says so even then.
-  if (!ArityOk(*spec, args.size())) {
-    reply.Error(errors::WrongArity(spec->name));
+  if (!ArityOk(arity, args.size())) {
+    reply.Error(errors::WrongArity(*name));
     return nullptr;
   }
   // Redis refuses a protected command before it asks for authentication.

@@ -68,6 +68,8 @@ class Dispatcher {
     if (!(spec.flags & kNoCharge)) session_.last_charge = charge;
   }
   awaitable<void> Flush(std::string* out);
+  // What CLIENT LIST shows as cmd=: a name that lives in the command table, or nullptr.
+  void RecordLastCommand(const std::string* name) { session_.info->last_command.store(name, std::memory_order_relaxed); }
 
   Server& server_;
   ClientSession& session_;

@@ -366,30 +366,22 @@ void ObjectFreq(ShardCommand& c, Entry&) {
 }
 
 struct ObjectSubcommand {
-  const char* name;  // lower case, as the arity error names it ('object|encoding')
-  size_t arity;
+  const char* name;
   void (*run)(ShardCommand&, Entry&);
 };
-constexpr ObjectSubcommand kObjectSubcommands[] = {{"encoding", 3, ObjectEncoding},
-                                                   {"freq", 3, ObjectFreq},
-                                                   {"idletime", 3, ObjectIdleTime},
-                                                   {"refcount", 3, ObjectRefCount},
-                                                   {"help", 2, nullptr}};
+constexpr ObjectSubcommand kObjectSubcommands[] = {
+    {"encoding", ObjectEncoding}, {"freq", ObjectFreq}, {"idletime", ObjectIdleTime}, {"refcount", ObjectRefCount}};
 
-// Redis 7.0 knows each subcommand with its own arity: a known one with the wrong number of
-// arguments is an arity error, an unknown one (matched on all its bytes, NULs included) an
-// unknown-subcommand error quoting at most 128 bytes of it, up to a NUL.
+// The dispatcher has checked the subcommand and its arity against the table.
 void CmdObject(ShardCommand& c) {
   // The key is args[2], so dispatch routes OBJECT to the key's shard; without a key (OBJECT
-  // HELP, or a wrong arity) it runs on the caller's own shard.
+  // HELP) it runs on the caller's own shard.
   std::string_view sub = c.args[1];
   const ObjectSubcommand* found = nullptr;
   for (const ObjectSubcommand& s : kObjectSubcommands) {
     if (EqualsIgnoreCase(sub, s.name)) found = &s;
   }
-  if (found == nullptr) return c.reply.Error(errors::UnknownSubcommand(AsCString(sub).substr(0, 128), "object"));
-  if (c.args.size() != found->arity) return c.reply.Error(errors::WrongArity(std::string("object|") + found->name));
-  if (found->run == nullptr) return ObjectHelp(c);
+  if (found == nullptr) return ObjectHelp(c);
   Entry* e = FindKey(c, c.args[2], Lookup::kRead);
   ChargeRead(c.charge, c.args[2], e);
   if (!e) return c.reply.Null();
@@ -658,7 +650,8 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"renamenx", 3, kW | kF, 1, 2, 1, CmdRenameNx, "generic", "Renames a key only when the target key name doesn't exist."});
   table.Add({"copy", -3, kW | kDenyOom, 1, 2, 1, CmdCopy, "generic", "Copies the value of a key to a new key."});
   table.Add({"move", 3, kW | kF, 1, 1, 1, CmdMove, "generic", "Moves a key to another database."});
-  table.Add({"object", -2, kR, 2, 2, 1, CmdObject, "generic", "A container for object introspection commands."});
+  table.Add({"object", -2, kR, 2, 2, 1, CmdObject, "generic", "A container for object introspection commands."},
+            {{"encoding", 3}, {"freq", 3}, {"help", 2}, {"idletime", 3}, {"refcount", 3}});
   table.Add({"keys", 2, kR, 0, 0, 0, CmdKeys, "generic", "Returns all key names that match a pattern."});
   table.Add({"scan", -2, kR, 0, 0, 0, CmdScan, "generic", "Iterates over the key names in the database."});
   table.Add({"dbsize", 1, kR | kF, 0, 0, 0, CmdDbSize, "server", "Returns the number of keys in the database."});

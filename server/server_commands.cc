@@ -71,6 +71,7 @@ void WriteCommandDocs(protocol::ReplyWriter& r, const CommandSpec& spec) {
   r.Bulk(spec.group.empty() ? "generic" : spec.group);
 }
 
+// The dispatcher has checked the subcommand and its arity against the table.
 void CmdCommand(ConnCommand& c) {
   const CommandTable& table = c.server.commands();
   if (c.args.size() == 1) {
@@ -79,7 +80,7 @@ void CmdCommand(ConnCommand& c) {
     return;
   }
   std::string_view sub = c.args[1];
-  if (EqualsIgnoreCase(sub, "COUNT") && c.args.size() == 2) return c.reply.Integer(static_cast<int64_t>(table.All().size()));
+  if (EqualsIgnoreCase(sub, "COUNT")) return c.reply.Integer(static_cast<int64_t>(table.All().size()));
   if (EqualsIgnoreCase(sub, "INFO")) {
     if (c.args.size() == 2) {
       c.reply.ArrayHeader(table.All().size());
@@ -106,34 +107,31 @@ void CmdCommand(ConnCommand& c) {
     for (const CommandSpec* spec : specs) WriteCommandDocs(c.reply, *spec);
     return;
   }
-  if (EqualsIgnoreCase(sub, "LIST") && c.args.size() == 2) {
+  if (EqualsIgnoreCase(sub, "LIST")) {
+    if (c.args.size() > 2) return c.reply.Error(errors::kSyntax);  // no FILTERBY
     c.reply.ArrayHeader(table.All().size());
     for (const CommandSpec* spec : table.All()) c.reply.Bulk(spec->name);
     return;
   }
-  if (EqualsIgnoreCase(sub, "GETKEYS") && c.args.size() >= 3) {
-    const CommandSpec* spec = table.Find(c.args[2]);
-    if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
-    Args cmd = c.args.subspan(2);
-    if (!ArityOk(*spec, cmd.size())) return c.reply.Error("ERR Invalid number of arguments specified for command");
-    if (spec->first_key == 0) return c.reply.Error("ERR The command has no key arguments");
-    size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : static_cast<size_t>(spec->last_key);
-    std::vector<std::string_view> keys;
-    for (size_t i = spec->first_key; i <= last && i < cmd.size(); i += std::max(1, spec->key_step)) keys.push_back(cmd[i]);
-    c.reply.ArrayHeader(keys.size());
-    for (auto k : keys) c.reply.Bulk(k);
-    return;
-  }
-  c.reply.Error(errors::UnknownSubcommand(sub, "command"));
+  const CommandSpec* spec = table.Find(c.args[2]);  // GETKEYS
+  if (spec == nullptr) return c.reply.Error(errors::kInvalidCommandSpecified);
+  Args cmd = c.args.subspan(2);
+  if (spec->first_key == 0) return c.reply.Error(errors::kCommandHasNoKeys);
+  if (!ArityOk(*spec, cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
+  size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : static_cast<size_t>(spec->last_key);
+  std::vector<std::string_view> keys;
+  for (size_t i = spec->first_key; i <= last && i < cmd.size(); i += std::max(1, spec->key_step)) keys.push_back(cmd[i]);
+  c.reply.ArrayHeader(keys.size());
+  for (auto k : keys) c.reply.Bulk(k);
 }
 
 // ---- CONFIG ----
 
+// The dispatcher has checked the subcommand and its arity against the table.
 void CmdConfig(ConnCommand& c) {
   std::string_view sub = c.args[1];
   Config& config = c.server.config();
   if (EqualsIgnoreCase(sub, "GET")) {
-    if (c.args.size() < 3) return c.reply.Error(errors::WrongArity("config|get"));
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < c.args.size(); ++i) {
       for (auto& kv : config.Get(Lower(c.args[i]))) {
@@ -150,19 +148,18 @@ void CmdConfig(ConnCommand& c) {
     return;
   }
   if (EqualsIgnoreCase(sub, "SET")) {
-    if (c.args.size() < 4 || c.args.size() % 2 != 0) return c.reply.Error(errors::WrongArity("config|set"));
+    if (c.args.size() % 2 != 0) return c.reply.Error(errors::kSyntax);
     std::vector<std::pair<std::string_view, std::string_view>> pairs;
     for (size_t i = 2; i < c.args.size(); i += 2) pairs.emplace_back(c.args[i], c.args[i + 1]);
     if (auto err = config.SetAll(pairs)) return c.reply.Error(*err);
     c.server.ApplySettings();
     return c.reply.Ok();
   }
-  if (EqualsIgnoreCase(sub, "RESETSTAT") && c.args.size() == 2) {
+  if (EqualsIgnoreCase(sub, "RESETSTAT")) {
     c.server.ResetStats(c.session.home);
     return c.reply.Ok();
   }
-  if (EqualsIgnoreCase(sub, "REWRITE") && c.args.size() == 2) return c.reply.Error("ERR The server is running without a config file");
-  c.reply.Error(errors::UnknownSubcommand(sub, "config"));
+  c.reply.Error(errors::kNoConfigFile);  // REWRITE
 }
 
 // ---- TIME, SHUTDOWN, DEBUG ----
@@ -516,8 +513,10 @@ awaitable<void> CmdInfo(ConnCommand& c) {
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
-  table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."});
-  table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."});
+  table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."},
+            {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"info", -2}, {"list", -2}});
+  table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."},
+            {{"get", -3}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});

@@ -13,6 +13,42 @@ TEST(DispatcherTest, UnknownCommandAndArityAnswerLikeRedis) {
   EXPECT_EQ(t.Run({"PiNg"}), "+PONG\r\n");
 }
 
+// A container's subcommand is checked like a command of its own, before authentication.
+TEST(DispatcherTest, SubcommandsHaveTheirOwnNameAndArity) {
+  TestServer t(1, {{"requirepass", "secret"}});
+  EXPECT_EQ(t.Run({"COMMAND", "COUNT", "x"}), Err("ERR wrong number of arguments for 'command|count' command"));
+  EXPECT_EQ(t.Run({"client", "nope"}), Err("ERR unknown subcommand 'nope'. Try CLIENT HELP."));
+  EXPECT_EQ(t.Run({"CLIENT"}), Err("ERR wrong number of arguments for 'client' command"));
+  EXPECT_EQ(t.Run({"CLIENT", "ID"}), Err("NOAUTH Authentication required."));
+}
+
+std::string LastCommand(ClientSession& session) {
+  const std::string* name = session.info->last_command.load();
+  return name ? *name : "NULL";
+}
+
+// CLIENT LIST's cmd=: the full name of the last command, refused ones included; nothing
+// for an unknown command or subcommand.
+TEST(DispatcherTest, RecordsTheLastCommand) {
+  TestServer t(2);
+  EXPECT_EQ(LastCommand(t.session()), "NULL");
+  t.Run({"GET", "k"});
+  EXPECT_EQ(LastCommand(t.session()), "get");
+  t.Run({"Config", "GET", "x"});
+  EXPECT_EQ(LastCommand(t.session()), "config|get");
+  t.Run({"SET", "k"});
+  EXPECT_EQ(LastCommand(t.session()), "set");
+  t.Run({"NOPE"});
+  EXPECT_EQ(LastCommand(t.session()), "NULL");
+  t.Run({"OBJECT", "ENCODING", "k"});
+  EXPECT_EQ(LastCommand(t.session()), "object|encoding");
+  t.Run({"OBJECT", "NOPE", "k"});
+  EXPECT_EQ(LastCommand(t.session()), "NULL");
+  // Keys on other shards queue; the name is recorded when the command is admitted.
+  t.RunBatch({{"SET", "a", "1"}, {"SET", "b", "2"}, {"SET", "c", "3"}, {"INCR", "d"}});
+  EXPECT_EQ(LastCommand(t.session()), "incr");
+}
+
 // Replies of a pipelined batch come back in order even when its keys live on every shard
 // and errors are interleaved.
 TEST(DispatcherTest, PipelineAcrossShardsKeepsOrder) {

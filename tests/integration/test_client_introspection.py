@@ -1,0 +1,132 @@
+"""What a client can learn about clients and commands: CLIENT LIST / CLIENT INFO (the cmd= of
+each client's last command), container commands' subcommands with their own names and
+arities. Expected replies are Redis 7.0's (LAPSE_TARGET=redis runs the same file against
+redis-server).
+"""
+import time
+
+import pytest
+
+from conftest import single_server
+from lapse_harness import RawClient
+from lapse_harness import RespError as E
+from redis_errors import arity
+
+server = single_server(threads=2)
+
+
+def fields(line):
+    return dict(f.split("=", 1) for f in line.split(" "))
+
+
+def last_command(observer, client_id):
+    """The cmd= another connection sees for `client_id`."""
+    (line,) = observer.call("CLIENT", "LIST", "ID", client_id).decode().splitlines()
+    return fields(line)["cmd"]
+
+
+# ---- cmd= ------------------------------------------------------------------------------
+
+
+def test_new_client_has_no_last_command(server, raw):
+    with RawClient(server.port) as fresh:
+        addr = "%s:%d" % fresh.sock.getsockname()
+        deadline = time.monotonic() + 10
+        while True:  # the server may not have accepted it yet
+            found = [fields(line) for line in raw.call("CLIENT", "LIST").decode().splitlines()
+                     if fields(line)["addr"] == addr]
+            if found or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        assert [f["cmd"] for f in found] == ["NULL"]
+
+
+@pytest.mark.parametrize("command, shown", [
+    (["GET", "k"], "get"),
+    (["set", "k", "v"], "set"),
+    (["PING"], "ping"),
+    (["CoNfIg", "GeT", "maxmemory"], "config|get"),
+    (["CLIENT", "ID"], "client|id"),
+    (["client", "getname"], "client|getname"),
+    (["CLIENT", "KILL", "ID", "999999"], "client|kill"),
+    (["CLIENT", "LIST", "ID", "999999"], "client|list"),
+    (["COMMAND"], "command"),
+    (["COMMAND", "COUNT"], "command|count"),
+    (["COMMAND", "INFO", "get"], "command|info"),
+    (["COMMAND", "DOCS", "get"], "command|docs"),
+    (["COMMAND", "GETKEYS", "get", "k"], "command|getkeys"),
+    (["OBJECT", "ENCODING", "k"], "object|encoding"),
+    (["OBJECT", "HELP"], "object|help"),
+    # Refused commands count too, under the name their error gives.
+    (["GET"], "get"),
+    (["CLIENT"], "client"),
+    (["CLIENT", "INFO", "x"], "client|info"),
+    (["COMMAND", "COUNT", "x"], "command|count"),
+    (["CONFIG"], "config"),
+    # Unknown commands and subcommands leave nothing.
+    (["NOSUCH"], "NULL"),
+    (["CLIENT", "NOSUCH"], "NULL"),
+    (["OBJECT", "NOSUCH", "k"], "NULL"),
+], ids=lambda v: "-".join(v) if isinstance(v, list) else v)
+def test_cmd_is_the_last_command(raw, raw2, command, shown):
+    me = raw.call("CLIENT", "ID")
+    raw.call(*command)
+    assert last_command(raw2, me) == shown
+
+
+def test_client_info_and_list_show_themselves(raw, raw2):
+    assert fields(raw.call("CLIENT", "INFO").decode().rstrip("\n"))["cmd"] == "client|info"
+    me = raw.call("CLIENT", "ID")
+    lines = raw.call("CLIENT", "LIST").decode().splitlines()
+    (mine,) = [fields(line) for line in lines if fields(line)["id"] == str(me)]
+    assert mine["cmd"] == "client|list"
+    # In a pipeline, each command is the last one when it runs.
+    raw.send_raw(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n")
+    assert raw.read_reply() is None
+    assert fields(raw.read_reply().decode().rstrip("\n"))["cmd"] == "client|info"
+    assert last_command(raw2, me) == "client|info"
+
+
+def test_refused_before_auth_still_counts(start_server):
+    srv = start_server({"requirepass": "pw"})
+    with RawClient(srv.port) as anon, srv.client() as observer:
+        assert observer.call("AUTH", "pw") == "OK"
+        anon_id = int(fields(observer.call("CLIENT", "LIST").decode().splitlines()[0])["id"])
+        assert anon.call("GET", "k") == E("NOAUTH Authentication required.")
+        assert last_command(observer, anon_id) == "get"
+        # Like an unknown command, an unknown subcommand is reported before NOAUTH.
+        assert anon.call("CLIENT", "NOSUCH") == E("ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.")
+        assert last_command(observer, anon_id) == "NULL"
+        assert anon.call("CLIENT", "ID", "x") == arity("client|id")
+        assert anon.call("CLIENT", "ID") == E("NOAUTH Authentication required.")
+        assert last_command(observer, anon_id) == "client|id"
+
+
+# ---- subcommands: their names and arities ------------------------------------------------
+
+
+@pytest.mark.parametrize("command, error", [
+    (["COMMAND", "COUNT", "x"], arity("command|count")),
+    (["COMMAND", "LIST", "x", "y"], E("ERR syntax error")),
+    (["COMMAND", "GETKEYS"], arity("command|getkeys")),
+    (["COMMAND", "GETKEYS", "get"], arity("command|getkeys")),
+    (["COMMAND", "GETKEYS", "nosuch", "x"], E("ERR Invalid command specified")),
+    (["COMMAND", "GETKEYS", "get", "a", "b"], E("ERR Invalid number of arguments specified for command")),
+    (["COMMAND", "GETKEYS", "time", "x"], E("ERR The command has no key arguments")),
+    (["command", "nosuch"], E("ERR unknown subcommand 'nosuch'. Try COMMAND HELP.")),
+    (["CONFIG", "GET"], arity("config|get")),
+    (["CONFIG", "SET", "maxmemory"], arity("config|set")),
+    (["CONFIG", "SET", "maxmemory", "0", "timeout"], E("ERR syntax error")),
+    (["CONFIG", "RESETSTAT", "x"], arity("config|resetstat")),
+    (["CONFIG", "REWRITE", "x"], arity("config|rewrite")),
+    (["config", "nosuch"], E("ERR unknown subcommand 'nosuch'. Try CONFIG HELP.")),
+    (["CLIENT", "KILL"], arity("client|kill")),
+    (["CLIENT", "SETNAME"], arity("client|setname")),
+    (["CLIENT", "GETNAME", "x"], arity("client|getname")),
+    (["CLIENT", "LIST", "bogus"], E("ERR syntax error")),
+    (["CLIENT", "x" * 200], E("ERR unknown subcommand '" + "x" * 128 + "'. Try CLIENT HELP.")),
+    (["OBJECT", "ENCODING"], arity("object|encoding")),
+    (["OBJECT", "HELP", "x"], arity("object|help")),
+], ids=lambda v: "-".join(a[:10] for a in v) if isinstance(v, list) else None)
+def test_subcommand_errors(raw, command, error):
+    assert raw.call(*command) == error
