@@ -36,7 +36,7 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
            " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
            " flags=N db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
            std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-           std::to_string(c->output_bytes.load()) + " tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1 resp=" +
+           std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" +
            std::to_string(c->resp.load()) + "\n";
   }
   return out;

@@ -27,7 +27,8 @@ struct ClientInfo {
   std::atomic<int> db{0};
   std::atomic<int> resp{2};
   std::atomic<uint64_t> query_buffer_bytes{0};
-  std::atomic<uint64_t> output_bytes{0};
+  std::atomic<uint64_t> output_bytes{0};  // replies waiting for the client to read them (omem)
+  std::atomic<uint64_t> memory_bytes{0};  // all the connection holds: buffers included (tot-mem)
   std::string name;  // guarded by ClientRegistry::mu_
   // The full name of the last command run ("get", "client|list"), nullptr before any or
   // after an unknown one. It points into the server's command table, which outlives every

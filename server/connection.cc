@@ -78,6 +78,7 @@ awaitable<void> Connection::Run() {
     input_end_ += n;
     counters.Bump(counters.net_input_bytes, n);
     info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);
+    info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
 
     if (!co_await ProcessInput(counters)) break;
     if (!co_await WriteOutput(counters)) break;
@@ -133,16 +134,26 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   }
   pending_output_ = output_.size();
   pending_since_ms_ = server_.clock().NowMs();
+  info_->output_bytes.store(output_.size(), std::memory_order_relaxed);
+  info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   boost::system::error_code ec;
   co_await asio::async_write(socket_, asio::buffer(output_), asio::redirect_error(use_awaitable, ec));
   pending_output_ = 0;
+  info_->output_bytes.store(0, std::memory_order_relaxed);
   counters.Bump(counters.net_output_bytes, output_.size());
   if (output_.capacity() > 1024 * 1024) {
     output_ = std::string();
   } else {
     output_.clear();
   }
+  info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   co_return !ec;
+}
+
+// The buffers' capacity, not their contents: memory kept for reuse is memory used.
+size_t Connection::MemoryUsage() const {
+  return sizeof(Connection) + input_.capacity() + output_.capacity() +
+         batch_.capacity() * sizeof(std::vector<std::string_view>);
 }
 
 bool Connection::ParseBatch(bool* paused_at_auth) {

@@ -41,6 +41,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reads the live limits the parser enforces (proto-max-bulk-len).
   void ApplyLimits();
   void CompactInput();
+  // What CLIENT LIST shows as tot-mem.
+  size_t MemoryUsage() const;
   awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self);
 
   Server& server_;

@@ -130,3 +130,28 @@ def test_refused_before_auth_still_counts(start_server):
 ], ids=lambda v: "-".join(a[:10] for a in v) if isinstance(v, list) else None)
 def test_subcommand_errors(raw, command, error):
     assert raw.call(*command) == error
+
+
+# ---- omem / tot-mem --------------------------------------------------------------------
+
+
+def test_tot_mem_counts_the_buffers(raw):
+    info = fields(raw.call("CLIENT", "INFO").decode().rstrip("\n"))
+    assert info["omem"] == "0"  # nothing waits to be read
+    assert int(info["tot-mem"]) > 16 * 1024  # at least the buffers read into
+
+
+def test_omem_counts_replies_the_client_has_not_read(server, r, raw2):
+    r.set("big", "x" * (512 * 1024))
+    with RawClient(server.port) as slow:
+        me = slow.call("CLIENT", "ID")
+        slow.send_raw(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * 64)  # 32 MB of replies, never read
+        deadline = time.monotonic() + 10
+        while True:
+            (line,) = raw2.call("CLIENT", "LIST", "ID", me).decode().splitlines()
+            seen = fields(line)
+            if int(seen["omem"]) > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert int(seen["omem"]) > 0
+        assert int(seen["tot-mem"]) >= int(seen["omem"])
