@@ -72,6 +72,8 @@ inline constexpr std::string_view kNoConfigFile = "ERR The server is running wit
 inline constexpr std::string_view kInvalidCommandSpecified = "ERR Invalid command specified";
 inline constexpr std::string_view kCommandHasNoKeys = "ERR The command has no key arguments";
 inline constexpr std::string_view kInvalidCommandArity = "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view kInvalidClientId = "ERR Invalid client ID";
+inline constexpr std::string_view kClientIdNotPositive = "ERR client-id should be greater than 0";
 inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";
 
 // Containers and items.
@@ -139,6 +141,13 @@ inline std::string UnknownSubcommandOrArity(std::string_view sub, std::string_vi
   msg.append("'. Try ");
   for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
   msg.append(" HELP.");
+  return msg;
+}
+
+inline std::string UnknownClientType(std::string_view type) {
+  std::string msg = "ERR Unknown client type '";
+  msg.append(type);
+  msg.push_back('\'');
   return msg;
 }
 

@@ -141,26 +141,43 @@ void CmdSelect(ConnCommand& c) {
   c.reply.Ok();
 }
 
+// Redis's client types. Every lapse client is a normal one: no replication, no pub/sub.
+bool KnownClientType(std::string_view type) {
+  for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"}) {
+    if (EqualsIgnoreCase(type, known)) return true;
+  }
+  return false;
+}
+
+// CLIENT LIST [TYPE <type> | ID <id> [<id> ...]]
 void ClientList(ConnCommand& c, int64_t now) {
   ClientRegistry& clients = c.server.clients();
   if (c.args.size() == 2) return c.reply.Verbatim(clients.Describe(now));
-  if (c.args.size() >= 4 && EqualsIgnoreCase(c.args[2], "ID")) {
-    std::string out;
-    for (size_t i = 3; i < c.args.size(); ++i) {
-      int64_t id = 0;
-      if (!protocol::ParseInt64(c.args[i], &id) || id <= 0) return c.reply.Error("ERR Invalid client ID");
-      out += clients.Describe(now, static_cast<uint64_t>(id));
-    }
-    return c.reply.Verbatim(out);
+  if (c.args.size() == 4 && EqualsIgnoreCase(c.args[2], "TYPE")) {
+    std::string_view type = protocol::AsCString(c.args[3]);
+    if (!KnownClientType(type)) return c.reply.Error(errors::UnknownClientType(type));
+    return c.reply.Verbatim(EqualsIgnoreCase(type, "normal") ? clients.Describe(now) : "");
   }
-  if (c.args.size() == 4 && EqualsIgnoreCase(c.args[2], "TYPE")) return c.reply.Verbatim(clients.Describe(now));
-  c.reply.Error(errors::kSyntax);
+  if (c.args.size() < 4 || !EqualsIgnoreCase(c.args[2], "ID")) return c.reply.Error(errors::kSyntax);
+  std::vector<int64_t> ids;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    int64_t id = 0;
+    if (!protocol::ParseInt64(c.args[i], &id)) return c.reply.Error(errors::kInvalidClientId);
+    ids.push_back(id);
+  }
+  // In the order asked, repeats included; no client has an id below 1.
+  std::string out;
+  for (int64_t id : ids) {
+    if (id > 0) out += clients.Describe(now, static_cast<uint64_t>(id));
+  }
+  c.reply.Verbatim(out);
 }
 
+// Only the CLIENT KILL ID <id> form.
 void ClientKill(ConnCommand& c) {
   if (c.args.size() != 4 || !EqualsIgnoreCase(c.args[2], "ID")) return c.reply.Error(errors::kSyntax);
   int64_t id = 0;
-  if (!protocol::ParseInt64(c.args[3], &id)) return c.reply.Error(errors::kNotInteger);
+  if (!protocol::ParseInt64(c.args[3], &id) || id < 1) return c.reply.Error(errors::kClientIdNotPositive);
   c.reply.Integer(static_cast<int64_t>(c.server.clients().Kill(static_cast<uint64_t>(id))));
 }
 
@@ -188,7 +205,9 @@ void CmdClient(ConnCommand& c) {
                       "ID", "    Return the ID of the current connection.",
                       "GETNAME", "    Return the name of the current connection.",
                       "SETNAME <name>", "    Assign the name <name> to the current connection.",
-                      "LIST [ID <id> [<id> ...]]", "    Return information about client connections.",
+                      "LIST [options ...]", "    Return information about client connections. Options:",
+                      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+                      "    * ID <id> [<id> ...]", "      Return clients of specified IDs only.",
                       "INFO", "    Return information about the current client connection.",
                       "KILL ID <id>", "    Kill the connection with this id."});
 }

@@ -155,3 +155,50 @@ def test_omem_counts_replies_the_client_has_not_read(server, r, raw2):
             time.sleep(0.02)
         assert int(seen["omem"]) > 0
         assert int(seen["tot-mem"]) >= int(seen["omem"])
+
+
+# ---- CLIENT LIST TYPE / ID, CLIENT KILL ID ---------------------------------------------
+
+
+def listed_ids(reply):
+    return [int(fields(line)["id"]) for line in reply.decode().splitlines()]
+
+
+@pytest.mark.parametrize("kind", ["normal", "NORMAL", "Normal"])
+def test_client_list_type_normal_is_everyone(raw, raw2, kind):
+    ids = {raw.call("CLIENT", "ID"), raw2.call("CLIENT", "ID")}
+    assert ids <= set(listed_ids(raw.call("CLIENT", "LIST", "TYPE", kind)))
+
+
+@pytest.mark.parametrize("kind", ["master", "replica", "slave", "pubsub", "PUBSUB"])
+def test_client_list_other_types_are_empty(raw, kind):
+    assert raw.call_raw("CLIENT", "LIST", "TYPE", kind) == b"$0\r\n\r\n"
+
+
+@pytest.mark.parametrize("command, error", [
+    (["CLIENT", "LIST", "TYPE", "bogus"], E("ERR Unknown client type 'bogus'")),
+    (["CLIENT", "LIST", "TYPE", "a\0b"], E("ERR Unknown client type 'a'")),
+    (["CLIENT", "LIST", "TYPE"], E("ERR syntax error")),
+    (["CLIENT", "LIST", "TYPE", "normal", "x"], E("ERR syntax error")),
+    (["CLIENT", "LIST", "TYPE", "normal", "ID", "1"], E("ERR syntax error")),
+    (["CLIENT", "LIST", "ID"], E("ERR syntax error")),
+    (["CLIENT", "LIST", "ID", "x"], E("ERR Invalid client ID")),
+    (["CLIENT", "LIST", "ID", "1", "x"], E("ERR Invalid client ID")),
+    (["CLIENT", "LIST", "ID", "+3"], E("ERR Invalid client ID")),
+    (["CLIENT", "LIST", "ID", "1.5"], E("ERR Invalid client ID")),
+    (["CLIENT", "LIST", "bogus", "x"], E("ERR syntax error")),
+    (["CLIENT", "KILL", "ID", "x"], E("ERR client-id should be greater than 0")),
+    (["CLIENT", "KILL", "ID", "0"], E("ERR client-id should be greater than 0")),
+    (["CLIENT", "KILL", "ID", "-1"], E("ERR client-id should be greater than 0")),
+], ids=lambda v: "-".join(v) if isinstance(v, list) else None)
+def test_client_list_and_kill_errors(raw, command, error):
+    assert raw.call(*command) == error
+
+
+def test_client_list_id(raw, raw2):
+    me, other = raw.call("CLIENT", "ID"), raw2.call("CLIENT", "ID")
+    assert listed_ids(raw.call("CLIENT", "LIST", "ID", other)) == [other]
+    # In the order asked, repeats included; ids that match no client add nothing.
+    assert listed_ids(raw.call("CLIENT", "LIST", "ID", other, 999999, me, other)) == [other, me, other]
+    assert raw.call_raw("CLIENT", "LIST", "ID", "0", "-5", "999999") == b"$0\r\n\r\n"
+    assert raw.call("CLIENT", "KILL", "ID", 999999) == 0
