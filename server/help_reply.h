@@ -1,6 +1,7 @@
 // File: server/help_reply.h
 //
-// The `<COMMAND> HELP` reply: an array of simple-string lines, as Redis sends it.
+// The `<COMMAND> HELP` reply: an array of simple-string lines, as Redis sends it. Like Redis's
+// addReplyHelp, it ends every help with the lines for HELP itself.
 #pragma once
 
 #include <initializer_list>

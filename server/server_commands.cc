@@ -71,6 +71,29 @@ void WriteCommandDocs(protocol::ReplyWriter& r, const CommandSpec& spec) {
   r.Bulk(spec.group.empty() ? "generic" : spec.group);
 }
 
+// Redis 7.0's text, word for word, though lapse has no GETKEYSANDFLAGS.
+void CommandHelp(ConnCommand& c) {
+  ReplyHelp(c.reply, {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                      "(no subcommand)",
+                      "    Return details about all Redis commands.",
+                      "COUNT",
+                      "    Return the total number of commands in this Redis server.",
+                      "LIST",
+                      "    Return a list of all commands in this Redis server.",
+                      "INFO [<command-name> ...]",
+                      "    Return details about multiple Redis commands.",
+                      "    If no command names are given, documentation details for all",
+                      "    commands are returned.",
+                      "DOCS [<command-name> ...]",
+                      "    Return documentation details about multiple Redis commands.",
+                      "    If no command names are given, documentation details for all",
+                      "    commands are returned.",
+                      "GETKEYS <full-command>",
+                      "    Return the keys from a full Redis command.",
+                      "GETKEYSANDFLAGS <full-command>",
+                      "    Return the keys and the access flags from a full Redis command."});
+}
+
 // The dispatcher has checked the subcommand and its arity against the table.
 void CmdCommand(ConnCommand& c) {
   const CommandTable& table = c.server.commands();
@@ -81,6 +104,7 @@ void CmdCommand(ConnCommand& c) {
   }
   std::string_view sub = c.args[1];
   if (EqualsIgnoreCase(sub, "COUNT")) return c.reply.Integer(static_cast<int64_t>(table.All().size()));
+  if (EqualsIgnoreCase(sub, "HELP")) return CommandHelp(c);
   if (EqualsIgnoreCase(sub, "INFO")) {
     if (c.args.size() == 2) {
       c.reply.ArrayHeader(table.All().size());
@@ -154,6 +178,17 @@ void CmdConfig(ConnCommand& c) {
     if (auto err = config.SetAll(pairs)) return c.reply.Error(*err);
     c.server.ApplySettings();
     return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    return ReplyHelp(c.reply, {"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                               "GET <pattern>",
+                               "    Return parameters matching the glob-like <pattern> and their values.",
+                               "SET <directive> <value>",
+                               "    Set the configuration <directive> to <value>.",
+                               "RESETSTAT",
+                               "    Reset statistics reported by the INFO command.",
+                               "REWRITE",
+                               "    Rewrite the configuration file."});
   }
   if (EqualsIgnoreCase(sub, "RESETSTAT")) {
     c.server.ResetStats(c.session.home);
@@ -514,9 +549,9 @@ awaitable<void> CmdInfo(ConnCommand& c) {
 
 void RegisterServerCommands(CommandTable& table) {
   table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."},
-            {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"info", -2}, {"list", -2}});
+            {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"help", 2}, {"info", -2}, {"list", -2}});
   table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."},
-            {{"get", -3}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
+            {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});

@@ -57,6 +57,8 @@ def test_new_client_has_no_last_command(server, raw):
     (["COMMAND", "GETKEYS", "get", "k"], "command|getkeys"),
     (["OBJECT", "ENCODING", "k"], "object|encoding"),
     (["OBJECT", "HELP"], "object|help"),
+    (["COMMAND", "HELP"], "command|help"),
+    (["CONFIG", "HELP"], "config|help"),
     # Refused commands count too, under the name their error gives.
     (["GET"], "get"),
     (["CLIENT"], "client"),
@@ -127,6 +129,8 @@ def test_refused_before_auth_still_counts(start_server):
     (["CLIENT", "x" * 200], E("ERR unknown subcommand '" + "x" * 128 + "'. Try CLIENT HELP.")),
     (["OBJECT", "ENCODING"], arity("object|encoding")),
     (["OBJECT", "HELP", "x"], arity("object|help")),
+    (["COMMAND", "HELP", "x"], arity("command|help")),
+    (["CONFIG", "HELP", "x"], arity("config|help")),
 ], ids=lambda v: "-".join(a[:10] for a in v) if isinstance(v, list) else None)
 def test_subcommand_errors(raw, command, error):
     assert raw.call(*command) == error
@@ -202,3 +206,80 @@ def test_client_list_id(raw, raw2):
     assert listed_ids(raw.call("CLIENT", "LIST", "ID", other, 999999, me, other)) == [other, me, other]
     assert raw.call_raw("CLIENT", "LIST", "ID", "0", "-5", "999999") == b"$0\r\n\r\n"
     assert raw.call("CLIENT", "KILL", "ID", 999999) == 0
+
+
+# ---- HELP ------------------------------------------------------------------------------
+
+COMMAND_HELP = [
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
+    "HELP",
+    "    Prints this help.",
+]
+
+CONFIG_HELP = [
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+]
+
+OBJECT_HELP = [
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+def simple_string_array(lines):
+    return b"*%d\r\n" % len(lines) + b"".join(b"+" + line.encode() + b"\r\n" for line in lines)
+
+
+@pytest.mark.parametrize("command, lines", [
+    (["COMMAND", "HELP"], COMMAND_HELP),
+    (["command", "help"], COMMAND_HELP),
+    (["CONFIG", "HELP"], CONFIG_HELP),
+    (["OBJECT", "HELP"], OBJECT_HELP),
+], ids=lambda v: "-".join(v) if isinstance(v, list) and len(v) == 2 else "")
+def test_help_texts_are_redis_words(raw, command, lines):
+    assert raw.call_raw(*command) == simple_string_array(lines)
+
+
+def test_every_help_ends_with_help(raw):
+    assert raw.call("CLIENT", "HELP")[-2:] == ["HELP", "    Prints this help."]
