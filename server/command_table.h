@@ -91,12 +91,13 @@ enum CommandFlags : uint32_t {
   kNoAuth = 1 << 2,      // allowed before AUTH (AUTH, HELLO, QUIT)
   kAdmin = 1 << 3,
   kFast = 1 << 4,
-  kConnection = 1 << 5,  // concerns the connection only
+  kConnection = 1 << 5,  // concerns the connection (Redis's @connection ACL category)
   kItemKey = 1 << 6,     // args[1] is a container and args[2] an item id: route by both
   kNoCharge = 1 << 7,    // leaves the connection's last charge alone (LASTCHARGE itself)
   kDenyOom = 1 << 8,     // may grow memory: refused while used memory is over maxmemory
   kContainerArg = 1 << 9,  // args[1] names a container: its name is checked before the handler runs
   kProtected = 1 << 10,    // DEBUG: refused, even before AUTH, unless enable-debug-command allows it
+  kDangerous = 1 << 11,    // Redis's @dangerous ACL category (every kAdmin command is also in it)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows

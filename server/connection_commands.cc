@@ -225,7 +225,7 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add({"hello", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdHello, "connection", "Handshakes with the server."});
   table.Add({"select", 2, kFast | kConnection, 0, 0, 0, CmdSelect, "connection", "Changes the selected database."});
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
-  table.Add({"client", -2, kConnection, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
+  table.Add({"client", -2, 0, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
             {{"getname", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"setinfo", 4}, {"setname", 3}});
 }
 

@@ -652,13 +652,13 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"move", 3, kW | kF, 1, 1, 1, CmdMove, "generic", "Moves a key to another database."});
   table.Add({"object", -2, kR, 2, 2, 1, CmdObject, "generic", "A container for object introspection commands."},
             {{"encoding", 3}, {"freq", 3}, {"help", 2}, {"idletime", 3}, {"refcount", 3}});
-  table.Add({"keys", 2, kR, 0, 0, 0, CmdKeys, "generic", "Returns all key names that match a pattern."});
+  table.Add({"keys", 2, kR | kDangerous, 0, 0, 0, CmdKeys, "generic", "Returns all key names that match a pattern."});
   table.Add({"scan", -2, kR, 0, 0, 0, CmdScan, "generic", "Iterates over the key names in the database."});
   table.Add({"dbsize", 1, kR | kF, 0, 0, 0, CmdDbSize, "server", "Returns the number of keys in the database."});
   table.Add({"randomkey", 1, kR, 0, 0, 0, CmdRandomKey, "generic", "Returns a random key name from the database."});
-  table.Add({"flushdb", -1, kW, 0, 0, 0, CmdFlushDb, "server", "Removes all keys from the current database."});
-  table.Add({"flushall", -1, kW, 0, 0, 0, CmdFlushAll, "server", "Removes all keys from all databases."});
-  table.Add({"swapdb", 3, kW | kF, 0, 0, 0, CmdSwapDb, "server", "Swaps two Redis databases."});
+  table.Add({"flushdb", -1, kW | kDangerous, 0, 0, 0, CmdFlushDb, "server", "Removes all keys from the current database."});
+  table.Add({"flushall", -1, kW | kDangerous, 0, 0, 0, CmdFlushAll, "server", "Removes all keys from all databases."});
+  table.Add({"swapdb", 3, kW | kF | kDangerous, 0, 0, 0, CmdSwapDb, "server", "Swaps two Redis databases."});
 }
 
 }  // namespace lapse::server

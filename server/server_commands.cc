@@ -46,15 +46,44 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   for (const char* f : flags) r.SimpleString(f);
 }
 
+// Redis derives @read, @write, @admin, @dangerous, @fast and @slow from a command's flags and
+// declares the rest; lapse takes those from the group. Listed in the order of Redis's
+// category table, as COMMAND INFO lists them.
+std::vector<const char*> AclCategories(const CommandSpec& spec) {
+  uint32_t f = spec.flags;
+  // A container is only a name: its subcommands carry the categories.
+  if (!spec.subcommands.empty()) f &= kConnection;
+  bool keyspace = (f & (kReadOnly | kWrite)) && (spec.group == "generic" || spec.group == "server");
+  std::vector<const char*> out;
+  if (keyspace) out.push_back("@keyspace");
+  if (f & kReadOnly) out.push_back("@read");
+  if (f & kWrite) out.push_back("@write");
+  if (spec.group == "string") out.push_back("@string");
+  if (f & kAdmin) out.push_back("@admin");
+  out.push_back(f & kFast ? "@fast" : "@slow");
+  if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
+  if (f & kConnection) out.push_back("@connection");
+  return out;
+}
+
 void WriteCommandInfo(protocol::ReplyWriter& r, const CommandSpec& spec) {
+  // Like Redis's, a container has no flags and no keys of its own (OBJECT's first key
+  // is only for routing).
+  bool container = !spec.subcommands.empty();
   r.ArrayHeader(10);
   r.Bulk(spec.name);
   r.Integer(spec.arity);
-  WriteCommandFlags(r, spec);
-  r.Integer(spec.first_key);
-  r.Integer(spec.last_key);
-  r.Integer(spec.key_step);
-  r.SetHeader(0);    // ACL categories
+  if (container) {
+    r.SetHeader(0);
+  } else {
+    WriteCommandFlags(r, spec);
+  }
+  r.Integer(container ? 0 : spec.first_key);
+  r.Integer(container ? 0 : spec.last_key);
+  r.Integer(container ? 0 : spec.key_step);
+  std::vector<const char*> categories = AclCategories(spec);
+  r.SetHeader(categories.size());
+  for (const char* category : categories) r.SimpleString(category);
   r.SetHeader(0);    // tips
   r.ArrayHeader(0);  // key specs
   r.ArrayHeader(0);  // subcommands
@@ -555,7 +584,7 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
-  table.Add({"info", -1, 0, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
+  table.Add({"info", -1, kDangerous, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
 }
 
 }  // namespace lapse::server

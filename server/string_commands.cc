@@ -452,7 +452,7 @@ void RegisterStringCommands(CommandTable& table) {
   table.Add({"getdel", 2, kW | kF, 1, 1, 1, CmdGetDel, "string", "Returns the string value of a key after deleting the key."});
   table.Add({"getex", -2, kW | kF, 1, 1, 1, CmdGetEx, "string", "Returns the string value of a key after setting its expiration time."});
   table.Add({"strlen", 2, kR | kF, 1, 1, 1, CmdStrlen, "string", "Returns the length of a string value."});
-  table.Add({"append", 3, kW | kDenyOom, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
+  table.Add({"append", 3, kW | kDenyOom | kF, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
   table.Add({"getrange", 4, kR, 1, 1, 1, CmdGetRange, "string", "Returns a substring of the string stored at a key."});
   table.Add({"setrange", 4, kW | kDenyOom, 1, 1, 1, CmdSetRange, "string", "Overwrites a part of a string value with another by an offset."});
   table.Add({"incr", 2, kW | kDenyOom | kF, 1, 1, 1, CmdIncr, "string", "Increments the integer value of a key by one."});

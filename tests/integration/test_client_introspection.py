@@ -283,3 +283,48 @@ def test_help_texts_are_redis_words(raw, command, lines):
 
 def test_every_help_ends_with_help(raw):
     assert raw.call("CLIENT", "HELP")[-2:] == ["HELP", "    Prints this help."]
+
+
+# ---- COMMAND INFO: ACL categories --------------------------------------------------------
+
+ACL_CATEGORIES = {
+    "@fast @connection": ["ping", "echo", "quit", "auth", "hello", "select"],
+    "@slow": ["client", "object", "config"],
+    "@slow @connection": ["command"],
+    "@fast": ["time"],
+    "@admin @slow @dangerous": ["shutdown", "debug"],
+    "@slow @dangerous": ["info"],
+    "@keyspace @write @slow": ["del", "rename", "copy"],
+    "@keyspace @write @fast": ["unlink", "expire", "pexpire", "expireat", "pexpireat", "persist", "renamenx",
+                               "move"],
+    "@keyspace @read @fast": ["exists", "touch", "type", "ttl", "pttl", "expiretime", "pexpiretime", "dbsize"],
+    "@keyspace @read @slow": ["scan", "randomkey"],
+    "@keyspace @read @slow @dangerous": ["keys"],
+    "@keyspace @write @slow @dangerous": ["flushdb", "flushall"],
+    "@keyspace @write @fast @dangerous": ["swapdb"],
+    "@read @string @fast": ["get", "strlen", "mget"],
+    "@read @string @slow": ["getrange"],
+    "@write @string @slow": ["set", "setex", "psetex", "setrange", "mset", "msetnx"],
+    "@write @string @fast": ["setnx", "getset", "getdel", "getex", "append", "incr", "decr", "incrby", "decrby",
+                             "incrbyfloat"],
+}
+
+
+@pytest.mark.parametrize("categories, names", ACL_CATEGORIES.items(), ids=list(ACL_CATEGORIES))
+def test_command_info_acl_categories(raw, categories, names):
+    infos = raw.call("COMMAND", "INFO", *names)
+    assert {info[0].decode(): " ".join(info[6]) for info in infos} == {name: categories for name in names}
+
+
+@pytest.mark.parametrize("name", ["client", "config", "object"])
+def test_command_info_container_has_no_flags_or_keys(raw, name):
+    """A container's flags, keys and categories are its subcommands' (lapse does not list those)."""
+    (info,) = raw.call("COMMAND", "INFO", name)
+    assert info[:7] == [name.encode(), -2, [], 0, 0, 0, ["@slow"]]
+
+
+def test_command_info_get_and_set(raw):
+    (get,) = raw.call("COMMAND", "INFO", "get")
+    assert get[:7] == [b"get", 2, ["readonly", "fast"], 1, 1, 1, ["@read", "@string", "@fast"]]
+    (set_,) = raw.call("COMMAND", "INFO", "set")
+    assert set_[:7] == [b"set", -3, ["write", "denyoom"], 1, 1, 1, ["@write", "@string", "@slow"]]
