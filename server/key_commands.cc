@@ -540,8 +540,9 @@ awaitable<void> CmdRandomKey(ConnCommand& c) {
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
   std::optional<std::string> key;
+  const uint64_t first_shard = seed % shards.size();  // seed itself moves on with each pick
   for (size_t k = 0; k < shards.size() && !key; ++k) {
-    uint32_t ids[] = {static_cast<uint32_t>((seed + k) % shards.size())};
+    uint32_t ids[] = {static_cast<uint32_t>((first_shard + k) % shards.size())};
     // A shard full of expired keys is reclaimed a slice per round until a live key turns up
     // or none is left, as DBSIZE does.
     bool settled = false;

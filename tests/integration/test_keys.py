@@ -592,3 +592,17 @@ def test_object_idletime_with_debug_advance(raw):
     assert 5 <= raw.call("OBJECT", "IDLETIME", "k") <= 6
     raw.call("GET", "k")
     assert raw.call("OBJECT", "IDLETIME", "k") == 0
+
+
+@pytest.mark.lapse_only
+def test_randomkey_finds_the_one_live_key_among_expired_ones_on_other_shards(raw):
+    # Every other shard holds only expired keys: RANDOMKEY must reclaim them and move on to
+    # the shard that has the live one, whichever shard it starts from.
+    raw.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    for i in range(64):
+        raw.call("SET", f"gone{i}", "v", "PX", 100)
+    raw.call("SET", "forever", "v")
+    raw.call("DEBUG", "ADVANCE", 100)
+    for _ in range(20):
+        assert raw.call("RANDOMKEY") == b"forever"
+    raw.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
