@@ -119,7 +119,7 @@ struct CommandSpec {
   std::variant<ShardHandler, ConnHandler, FanoutHandler> handler;
   std::string group;    // for COMMAND DOCS
   std::string summary;  // for COMMAND DOCS
-  std::vector<SubcommandSpec> subcommands;  // empty unless a container command
+  std::vector<SubcommandSpec> subcommands = {};  // empty unless a container command
 
   // Case-insensitive; nullptr when `sub` is none of the subcommands.
   const SubcommandSpec* FindSubcommand(std::string_view sub) const;
