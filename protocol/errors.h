@@ -124,24 +124,23 @@ inline std::string UnknownCommand(std::string_view name, const std::string_view*
 
 inline constexpr std::string_view kNoShutdownInProgress = "ERR No shutdown in progress.";
 
-// Redis quotes at most 128 bytes of the subcommand, up to a NUL.
-inline std::string UnknownSubcommand(std::string_view sub, std::string_view command) {
-  std::string msg = "ERR unknown subcommand '";
-  msg.append(AsCString(sub).substr(0, 128));
+// The "'<sub>'. Try <COMMAND> HELP." tail of the unknown-subcommand errors.
+inline std::string QuoteAndTryHelp(std::string msg, std::string_view sub, std::string_view command) {
+  msg.append(sub);
   msg.append("'. Try ");
   for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
   msg.append(" HELP.");
   return msg;
 }
 
+// Redis quotes at most 128 bytes of the subcommand, up to a NUL.
+inline std::string UnknownSubcommand(std::string_view sub, std::string_view command) {
+  return QuoteAndTryHelp("ERR unknown subcommand '", AsCString(sub).substr(0, 128), command);
+}
+
 // Redis's reply to a subcommand it does not know with that many arguments (DEBUG).
 inline std::string UnknownSubcommandOrArity(std::string_view sub, std::string_view command) {
-  std::string msg = "ERR unknown subcommand or wrong number of arguments for '";
-  msg.append(sub);
-  msg.append("'. Try ");
-  for (char c : command) msg.push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
-  msg.append(" HELP.");
-  return msg;
+  return QuoteAndTryHelp("ERR unknown subcommand or wrong number of arguments for '", sub, command);
 }
 
 inline std::string UnknownClientType(std::string_view type) {

@@ -584,16 +584,14 @@ awaitable<void> Flush(ConnCommand& c, bool all_dbs) {
   // Containers go too; their items become unreachable at once and are freed in the background.
   if (all_dbs) c.server.containers().DropAll();
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
-  std::mutex garbage_mu;
+  // One atomic step: the shards' calls run one after another, so `garbage` needs no lock.
   co_await shards.RunAtomicOnAll(
       c.session.home,
       [&](engine::Shard& shard) {
         for (size_t d = 0; d < shard.database_count(); ++d) {
           if (!all_dbs && static_cast<int>(d) != db) continue;
           if (async) {
-            engine::KvTable t = shard.db(d).TakeTable();
-            std::lock_guard lock(garbage_mu);
-            garbage->push_back(std::move(t));
+            garbage->push_back(shard.db(d).TakeTable());
           } else {
             shard.db(d).Clear();
           }
