@@ -1,8 +1,8 @@
 // File: engine/shard.h
 //
 // A shard owns a slice of the keyspace (every key whose hash maps to it) across all numbered
-// databases, and the work of expiring it. The server gives each shard to exactly one thread
-// (thread-per-core); nothing here is synchronised, because nothing here is shared.
+// databases, and the work of expiring it. Nothing here is synchronised: the server lets one
+// thread at a time use a shard, the one holding its lock (server/shard_set.h).
 #pragma once
 
 #include <cstddef>

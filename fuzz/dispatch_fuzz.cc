@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The first byte moves the clock, so that expiry paths are reached too.
   h.clock.Advance(static_cast<int64_t>(data[0]) * 97);
   auto info = h.server->clients().Add("fuzz:0", "fuzz:0", h.clock.NowMs());
-  auto session = std::make_unique<server::ClientSession>(h.server->shards().context(0), 0, info, false);
+  auto session = std::make_unique<server::ClientSession>(0, info, false);
 
   protocol::ParserLimits limits;
   limits.max_bulk_len = 1 << 20;

@@ -66,10 +66,10 @@ class ClientRegistry {
 };
 
 struct ClientSession {
-  ClientSession(asio::io_context& ctx, size_t home_thread, std::shared_ptr<ClientInfo> client_info, bool needs_auth)
-      : home(home_thread), info(std::move(client_info)), authenticated(!needs_auth), waker(ctx) {}
+  ClientSession(size_t home_thread, std::shared_ptr<ClientInfo> client_info, bool needs_auth)
+      : home(home_thread), info(std::move(client_info)), authenticated(!needs_auth) {}
 
-  size_t home;  // index of the thread (and shard) the connection lives on
+  size_t home;  // index of the event-loop thread the connection lives on
   std::shared_ptr<ClientInfo> info;
   int db = 0;
   bool authenticated;
@@ -77,7 +77,6 @@ struct ClientSession {
   bool close_after_reply = false;  // QUIT, protocol error, kill
   bool local = true;               // connected over loopback (enable-debug-command local)
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
-  asio::steady_timer waker;        // resumes the session after cross-shard work
 };
 
 }  // namespace lapse::server

@@ -5,12 +5,13 @@
 // positions and handler. Dispatch consults it before any handler runs, so handlers never
 // check existence or arity themselves.
 //
-// A handler is one of three kinds, chosen by where its work must happen:
-//  - ShardHandler: touches one key; runs on the thread that owns that key's shard.
+// A handler is one of three kinds, chosen by what its work touches:
+//  - ShardHandler: touches one key; runs on the connection's thread holding that key's shard.
 //  - ConnHandler: touches only the connection or server-wide state; runs on the
 //    connection's thread, synchronously.
 //  - FanoutHandler: touches several shards (MGET, DBSIZE, FLUSHALL, ...); a coroutine on the
-//    connection's thread that hands work to the owning shards and gathers the results.
+//    connection's thread that holds the shards it needs (ShardSet) and may let the thread
+//    serve other clients between rounds of a long job (DBSIZE after a mass expiry).
 #pragma once
 
 #include <cstdint>
@@ -49,9 +50,9 @@ using Args = std::span<const std::string_view>;
 struct RequestCharge {
   double ru = 0;
   engine::ContainerInfo* container = nullptr;
-  // A handler that runs on the connection's thread holds the container until the charge is
-  // settled: another client may drop it meanwhile. (On a shard's thread the container part
-  // holds it.)
+  // A handler that does not hold the container's shard when the charge is settled holds the
+  // container itself: another client may drop it meanwhile. (A ShardHandler is settled
+  // holding the shard, whose container part keeps it.)
   std::shared_ptr<engine::ContainerInfo> held;
   bool throttled = false;
   void Add(engine::RuOp op, size_t bytes, size_t visited = 0) { ru += engine::RuCharge(op, bytes, visited); }
@@ -61,7 +62,7 @@ struct RequestCharge {
   }
 };
 
-// What a ShardHandler sees. It runs on the shard's thread and must not touch the connection.
+// What a ShardHandler sees. It runs holding the shard and must not touch the connection.
 struct ShardCommand {
   engine::Shard& shard;
   engine::Db& db;

@@ -107,21 +107,18 @@ void CmdCList(ConnCommand& c) {
 void CmdCDrop(ConnCommand& c) { c.reply.Integer(c.server.containers().Drop(c.args[1]) ? 1 : 0); }
 
 // Sums every shard's figures for one container; false if the container does not exist.
-awaitable<bool> GatherFigures(ConnCommand& c, std::string_view container, ContainerFigures* total, uint64_t* lag_max) {
-  if (!c.server.containers().Find(container)) co_return false;
+bool GatherFigures(ConnCommand& c, std::string_view container, ContainerFigures* total, uint64_t* lag_max) {
+  if (!c.server.containers().Find(container)) return false;
   ShardSet& shards = c.server.shards();
   std::vector<ContainerFigures> figures(shards.size());
   std::vector<uint64_t> lags(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOnAll(
-      c.session.home,
-      [&](engine::Shard& shard) {
-        if (ContainerPart* part = shard.items().Find(container)) {
-          figures[shard.id()] = shard.items().Figures(*part, now);
-          lags[shard.id()] = part->counters.reclaim_lag_max_ms;
-        }
-      },
-      c.session.waker);
+  shards.RunOnAll([&](engine::Shard& shard) {
+    if (ContainerPart* part = shard.items().Find(container)) {
+      figures[shard.id()] = shard.items().Figures(*part, now);
+      lags[shard.id()] = part->counters.reclaim_lag_max_ms;
+    }
+  });
   *total = ContainerFigures{};
   *lag_max = 0;
   for (size_t i = 0; i < figures.size(); ++i) {
@@ -136,16 +133,16 @@ awaitable<bool> GatherFigures(ConnCommand& c, std::string_view container, Contai
       total->oldest_expired_deadline_ms = f.oldest_expired_deadline_ms;
     *lag_max = std::max(*lag_max, lags[i]);
   }
-  co_return true;
+  return true;
 }
 
-awaitable<void> CmdCInfo(ConnCommand& c) {
+void CmdCInfo(ConnCommand& c) {
   ContainerFigures f;
   uint64_t lag_max = 0;
   std::string_view name = c.args[1];
-  if (!co_await GatherFigures(c, name, &f, &lag_max)) {
+  if (!GatherFigures(c, name, &f, &lag_max)) {
     c.reply.Null();
-    co_return;
+    return;
   }
   auto info = c.server.containers().Find(name);
   int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
@@ -282,7 +279,7 @@ void ItemTtl(ShardCommand& c, bool milliseconds) {
 void CmdITtl(ShardCommand& c) { ItemTtl(c, false); }
 void CmdIPTtl(ShardCommand& c) { ItemTtl(c, true); }
 
-awaitable<void> CmdIDel(ConnCommand& c) {
+void CmdIDel(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   std::string_view container = c.args[1];
   std::vector<uint32_t> involved;
@@ -296,66 +293,63 @@ awaitable<void> CmdIDel(ConnCommand& c) {
   std::vector<double> charges(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
   auto info = c.server.containers().Find(container);
-  if (ThrottledFanout(c, info)) co_return;
-  co_await shards.RunOn(
-      c.session.home, involved,
-      [&](engine::Shard& shard) {
-        ContainerPart* part = shard.items().Find(container);
-        for (size_t pos : positions[shard.id()]) {
-          const Item* item = part ? shard.items().Get(*part, c.args[pos], now) : nullptr;
-          if (!item) {
-            charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, 0);
-            continue;
-          }
-          charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, item->Bytes());
-          deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
-        }
-      },
-      c.session.waker);
+  if (ThrottledFanout(c, info)) return;
+  shards.RunOn(involved, [&](engine::Shard& shard) {
+    ContainerPart* part = shard.items().Find(container);
+    for (size_t pos : positions[shard.id()]) {
+      const Item* item = part ? shard.items().Get(*part, c.args[pos], now) : nullptr;
+      if (!item) {
+        charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, 0);
+        continue;
+      }
+      charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, item->Bytes());
+      deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
+    }
+  });
   int64_t total = 0;
   for (int64_t n : deleted) total += n;
   for (double ru : charges) c.charge.ru += ru;
   c.reply.Integer(total);
 }
 
-awaitable<void> CmdICount(ConnCommand& c) {
+void CmdICount(ConnCommand& c) {
   ContainerFigures f;
   uint64_t lag = 0;
   auto info = c.server.containers().Find(c.args[1]);
-  if (ThrottledFanout(c, info)) co_return;
-  co_await GatherFigures(c, c.args[1], &f, &lag);
+  if (ThrottledFanout(c, info)) return;
+  GatherFigures(c, c.args[1], &f, &lag);
   c.charge.Add(engine::RuOp::kQuery, 0, f.stored);
   c.reply.Integer(static_cast<int64_t>(f.live));
 }
 
 // ISCAN cursors carry the shard in their low bits, as SCAN's do.
-awaitable<void> CmdIScan(ConnCommand& c) {
+void CmdIScan(ConnCommand& c) {
   uint64_t cursor = 0;
   if (!ParseCursor(c.args[2], &cursor)) {
     c.reply.Error("ERR invalid cursor");
-    co_return;
+    return;
   }
   int64_t count = 10;
   std::optional<std::string_view> pattern;
   for (size_t i = 3; i < c.args.size(); i += 2) {
     if (i + 1 >= c.args.size()) {
       c.reply.Error(errors::kSyntax);
-      co_return;
+      return;
     }
     if (EqualsIgnoreCase(c.args[i], "COUNT")) {
       if (!protocol::ParseInt64(c.args[i + 1], &count)) {
         c.reply.Error(errors::kNotInteger);
-        co_return;
+        return;
       }
       if (count < 1) {
         c.reply.Error(errors::kSyntax);
-        co_return;
+        return;
       }
     } else if (EqualsIgnoreCase(c.args[i], "MATCH")) {
       pattern = c.args[i + 1];
     } else {
       c.reply.Error(errors::kSyntax);
-      co_return;
+      return;
     }
   }
   const int64_t max_rounds = ScanRoundLimit(count);
@@ -365,14 +359,13 @@ awaitable<void> CmdIScan(ConnCommand& c) {
   std::string_view container = c.args[1];
   int64_t now = c.server.clock().NowMs();
   auto info = c.server.containers().Find(container);
-  if (ThrottledFanout(c, info)) co_return;
+  if (ThrottledFanout(c, info)) return;
   size_t visited = 0;
   // Fill up to COUNT items, moving on to the next shard when one is exhausted.
   while (at.shard < shards.size() && static_cast<int64_t>(docs.size()) < count) {
     uint32_t ids[] = {at.shard};
-    co_await shards.RunOn(
-        c.session.home, ids,
-        [&](engine::Shard& shard) {
+    shards.RunOn(
+        ids, [&](engine::Shard& shard) {
           ContainerPart* part = shard.items().Find(container);
           if (!part) {
             at.table = 0;
@@ -387,8 +380,7 @@ awaitable<void> CmdIScan(ConnCommand& c) {
               engine::RenderItem(item.id, item.members, item.last_write_ms / 1000, item.etag, &docs.back());
             });
           } while (at.table != 0 && ++rounds < max_rounds && static_cast<int64_t>(docs.size()) < count);
-        },
-        c.session.waker);
+        });
     if (at.table != 0) break;
     ++at.shard;
   }

@@ -1,8 +1,8 @@
 // File: server/fanout.h
 //
 // Helpers for commands that touch keys on several shards (MGET, DEL k1 k2, EXISTS ...):
-// group the key positions by owning shard, run one closure per shard on its thread, and let
-// the handler assemble per-key results in argument order.
+// group the key positions by owning shard, run one closure per shard holding it, and let the
+// handler assemble per-key results in argument order.
 #pragma once
 
 #include <cstdint>

@@ -45,41 +45,38 @@ void Touch(Entry* e, int64_t now_ms) { e->set_touched(static_cast<uint16_t>(now_
 
 enum class KeyCount { kDelete, kExists, kTouch };
 
-awaitable<void> CountKeys(ConnCommand& c, KeyCount what) {
+void CountKeys(ConnCommand& c, KeyCount what) {
   ShardSet& shards = c.server.shards();
   KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
   std::vector<int64_t> counts(shards.size(), 0);
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunAtomic(
-      c.session.home, groups.shards,
-      [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(db);
-        for (size_t pos : groups.positions[shard.id()]) {
-          std::string_view key = c.args[pos];
-          Entry* e = FindKey(shard, d, key, now, what == KeyCount::kDelete ? Lookup::kWrite : Lookup::kRead);
-          size_t bytes = key.size() + (e ? e->value().size() : 0);
-          if (what == KeyCount::kDelete && e) {
-            charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, bytes);
-            d.Erase(key, now);
-          } else {
-            charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, bytes);
-            if (e && what == KeyCount::kTouch) Touch(e, now);
-          }
-          if (e) ++counts[shard.id()];
-        }
-      },
-      c.session.waker);
+  shards.RunAtomic(groups.shards, [&](engine::Shard& shard) {
+    engine::Db& d = shard.db(db);
+    for (size_t pos : groups.positions[shard.id()]) {
+      std::string_view key = c.args[pos];
+      Entry* e = FindKey(shard, d, key, now, what == KeyCount::kDelete ? Lookup::kWrite : Lookup::kRead);
+      size_t bytes = key.size() + (e ? e->value().size() : 0);
+      if (what == KeyCount::kDelete && e) {
+        charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, bytes);
+        d.Erase(key, now);
+      } else {
+        charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, bytes);
+        if (e && what == KeyCount::kTouch) Touch(e, now);
+      }
+      if (e) ++counts[shard.id()];
+    }
+  });
   int64_t total = 0;
   for (int64_t n : counts) total += n;
   for (double ru : charges) c.charge.ru += ru;
   c.reply.Integer(total);
 }
 
-awaitable<void> CmdDel(ConnCommand& c) { return CountKeys(c, KeyCount::kDelete); }
-awaitable<void> CmdExists(ConnCommand& c) { return CountKeys(c, KeyCount::kExists); }
-awaitable<void> CmdTouch(ConnCommand& c) { return CountKeys(c, KeyCount::kTouch); }
+void CmdDel(ConnCommand& c) { return CountKeys(c, KeyCount::kDelete); }
+void CmdExists(ConnCommand& c) { return CountKeys(c, KeyCount::kExists); }
+void CmdTouch(ConnCommand& c) { return CountKeys(c, KeyCount::kTouch); }
 
 void CmdType(ShardCommand& c) {
   Entry* e = FindKey(c, c.args[1], Lookup::kRead);
@@ -203,7 +200,7 @@ struct ShardPair {
   std::span<const uint32_t> span() const { return {ids, count}; }
 };
 
-awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
+void RenameGeneric(ConnCommand& c, bool only_if_absent) {
   ShardSet& shards = c.server.shards();
   std::string_view src = c.args[1], dst = c.args[2];
   int db = c.session.db;
@@ -212,37 +209,34 @@ awaitable<void> RenameGeneric(ConnCommand& c, bool only_if_absent) {
   enum class Outcome { kNoSource, kUnchanged, kRenamed } outcome = Outcome::kNoSource;
   size_t value_bytes = 0;
   ShardPair held(src_shard, dst_shard);
-  co_await shards.RunHolding(
-      c.session.home, held.span(),
-      [&] {
-        engine::Db& from = shards.shard(src_shard).db(db);
-        engine::Db& to = shards.shard(dst_shard).db(db);
-        Entry* e = from.Find(src, now);
-        if (!e) return;
-        if (src == dst || (only_if_absent && to.Find(dst, now))) {
-          outcome = Outcome::kUnchanged;
-          return;
-        }
-        Carried carried = Carried::Of(*e);
-        value_bytes = carried.value.size();
-        from.Erase(src, now);
-        carried.PutInto(to, dst, now);
-        outcome = Outcome::kRenamed;
-      },
-      c.session.waker);
+  shards.RunHolding(held.span(), [&] {
+    engine::Db& from = shards.shard(src_shard).db(db);
+    engine::Db& to = shards.shard(dst_shard).db(db);
+    Entry* e = from.Find(src, now);
+    if (!e) return;
+    if (src == dst || (only_if_absent && to.Find(dst, now))) {
+      outcome = Outcome::kUnchanged;
+      return;
+    }
+    Carried carried = Carried::Of(*e);
+    value_bytes = carried.value.size();
+    from.Erase(src, now);
+    carried.PutInto(to, dst, now);
+    outcome = Outcome::kRenamed;
+  });
   if (outcome == Outcome::kNoSource) {
     c.reply.Error(errors::kNoSuchKey);
-    co_return;
+    return;
   }
   c.charge.Add(engine::RuOp::kRead, src.size());
   if (outcome == Outcome::kRenamed) ChargeWrite(c.charge, false, dst.size() + value_bytes);
   only_if_absent ? c.reply.Integer(outcome == Outcome::kRenamed ? 1 : 0) : c.reply.Ok();
 }
 
-awaitable<void> CmdRename(ConnCommand& c) { return RenameGeneric(c, false); }
-awaitable<void> CmdRenameNx(ConnCommand& c) { return RenameGeneric(c, true); }
+void CmdRename(ConnCommand& c) { return RenameGeneric(c, false); }
+void CmdRenameNx(ConnCommand& c) { return RenameGeneric(c, true); }
 
-awaitable<void> CmdCopy(ConnCommand& c) {
+void CmdCopy(ConnCommand& c) {
   std::string_view src = c.args[1], dst = c.args[2];
   int src_db = c.session.db, dst_db = c.session.db;
   bool replace = false;
@@ -254,21 +248,21 @@ awaitable<void> CmdCopy(ConnCommand& c) {
       int64_t n = 0;
       if (!protocol::ParseInt64(c.args[++i], &n)) {
         c.reply.Error(errors::kNotInteger);
-        co_return;
+        return;
       }
       if (n < 0 || n >= c.server.settings().databases) {
         c.reply.Error(errors::kDbIndexOutOfRange);
-        co_return;
+        return;
       }
       dst_db = static_cast<int>(n);
     } else {
       c.reply.Error(errors::kSyntax);
-      co_return;
+      return;
     }
   }
   if (src == dst && src_db == dst_db) {
     c.reply.Error(errors::kSameDb);
-    co_return;
+    return;
   }
   ShardSet& shards = c.server.shards();
   int64_t now = c.server.clock().NowMs();
@@ -276,21 +270,18 @@ awaitable<void> CmdCopy(ConnCommand& c) {
   std::optional<size_t> value_bytes;  // set when the source exists
   bool written = false;
   ShardPair held(src_shard, dst_shard);
-  co_await shards.RunHolding(
-      c.session.home, held.span(),
-      [&] {
-        Entry* e = FindKey(shards.shard(src_shard), shards.shard(src_shard).db(src_db), src, now, Lookup::kRead);
-        if (!e) return;
-        value_bytes = e->value().size();
-        engine::Db& to = shards.shard(dst_shard).db(dst_db);
-        if (!replace && to.Find(dst, now)) return;
-        Carried::Of(*e).PutInto(to, dst, now);
-        written = true;
-      },
-      c.session.waker);
+  shards.RunHolding(held.span(), [&] {
+    Entry* e = FindKey(shards.shard(src_shard), shards.shard(src_shard).db(src_db), src, now, Lookup::kRead);
+    if (!e) return;
+    value_bytes = e->value().size();
+    engine::Db& to = shards.shard(dst_shard).db(dst_db);
+    if (!replace && to.Find(dst, now)) return;
+    Carried::Of(*e).PutInto(to, dst, now);
+    written = true;
+  });
   if (!value_bytes) {
     c.reply.Integer(0);
-    co_return;
+    return;
   }
   c.charge.Add(engine::RuOp::kRead, src.size() + *value_bytes);
   if (written) ChargeWrite(c.charge, replace, dst.size() + *value_bytes);
@@ -390,15 +381,14 @@ void CmdObject(ShardCommand& c) {
 
 // ---- Keyspace-wide ----
 
-awaitable<void> CmdKeys(ConnCommand& c) {
+void CmdKeys(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   std::vector<std::vector<std::string>> found(shards.size());
   std::vector<size_t> visits(shards.size(), 0);
   std::string_view pattern = c.args[1];
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOnAll(
-      c.session.home,
+  shards.RunOnAll(
       [&](engine::Shard& shard) {
         auto& out = found[shard.id()];
         uint64_t cursor = 0;
@@ -408,8 +398,7 @@ awaitable<void> CmdKeys(ConnCommand& c) {
             if (engine::GlobMatch(pattern, e->key())) out.emplace_back(e->key());
           });
         } while (cursor != 0);
-      },
-      c.session.waker);
+      });
   size_t n = 0, bytes = 0;
   for (auto& f : found) {
     n += f.size();
@@ -426,19 +415,19 @@ awaitable<void> CmdKeys(ConnCommand& c) {
 
 // SCAN cursors carry the shard in their low bits and that shard's table cursor above them;
 // a scan walks shard 0 to the end, then shard 1, and so on.
-awaitable<void> CmdScan(ConnCommand& c) {
+void CmdScan(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   uint64_t cursor = 0;
   if (!ParseScanCursor(c.args[1], &cursor)) {
     c.reply.Error("ERR invalid cursor");
-    co_return;
+    return;
   }
   std::optional<std::string_view> pattern, type;
   int64_t count = 10;
   for (size_t i = 2; i < c.args.size(); i += 2) {
     if (i + 1 >= c.args.size()) {
       c.reply.Error(errors::kSyntax);
-      co_return;
+      return;
     }
     std::string_view opt = AsCString(c.args[i]), value = c.args[i + 1];
     if (EqualsIgnoreCase(opt, "MATCH")) {
@@ -446,17 +435,17 @@ awaitable<void> CmdScan(ConnCommand& c) {
     } else if (EqualsIgnoreCase(opt, "COUNT")) {
       if (!protocol::ParseInt64(value, &count)) {
         c.reply.Error(errors::kNotInteger);
-        co_return;
+        return;
       }
       if (count < 1) {
         c.reply.Error(errors::kSyntax);
-        co_return;
+        return;
       }
     } else if (EqualsIgnoreCase(opt, "TYPE")) {
       type = AsCString(value);
     } else {
       c.reply.Error(errors::kSyntax);
-      co_return;
+      return;
     }
   }
   ShardCursor at = ShardCursor::Decode(cursor, shards.size());
@@ -469,9 +458,8 @@ awaitable<void> CmdScan(ConnCommand& c) {
   // empty keyspace answers cursor 0 at once whatever the number of shards.
   while (at.shard < shards.size() && static_cast<int64_t>(keys.size()) < count) {
     uint32_t ids[] = {at.shard};
-    co_await shards.RunOn(
-        c.session.home, ids,
-        [&](engine::Shard& shard) {
+    shards.RunOn(
+        ids, [&](engine::Shard& shard) {
           engine::Db& d = shard.db(db);
           int64_t rounds = 0;
           // Bounded like Redis: COUNT buckets, at most ten times that many empty ones.
@@ -483,8 +471,7 @@ awaitable<void> CmdScan(ConnCommand& c) {
               keys.emplace_back(e->key());
             });
           } while (at.table != 0 && ++rounds < max_rounds && static_cast<int64_t>(keys.size()) < count);
-        },
-        c.session.waker);
+        });
     if (at.table != 0) break;
     ++at.shard;
   }
@@ -514,15 +501,12 @@ awaitable<void> CmdDbSize(ConnCommand& c) {
   for (uint32_t id = 0; id < shards.size(); ++id) pending.push_back(id);
   std::vector<char> done(shards.size(), 0);
   while (true) {
-    co_await shards.RunOn(
-        c.session.home, pending,
-        [&](engine::Shard& shard) {
-          engine::Db& d = shard.db(db);
-          if (!ShardSet::ReclaimDueForOneSlice(d, now)) return;
-          counts[shard.id()] = d.stored();
-          done[shard.id()] = 1;
-        },
-        c.session.waker);
+    shards.RunOn(pending, [&](engine::Shard& shard) {
+      engine::Db& d = shard.db(db);
+      if (!ShardSet::ReclaimDueForOneSlice(d, now)) return;
+      counts[shard.id()] = d.stored();
+      done[shard.id()] = 1;
+    });
     std::erase_if(pending, [&](uint32_t id) { return done[id] != 0; });
     if (pending.empty()) break;
     co_await YieldThread(c);
@@ -547,18 +531,15 @@ awaitable<void> CmdRandomKey(ConnCommand& c) {
     // or none is left, as DBSIZE does.
     bool settled = false;
     while (!settled) {
-      co_await shards.RunOn(
-          c.session.home, ids,
-          [&](engine::Shard& shard) {
-            engine::Db& d = shard.db(db);
-            if (Entry* e = d.TryRandomLive(&seed, now)) {
-              key = std::string(e->key());
-              settled = true;
-            } else {
-              settled = d.stored() == 0 || (ShardSet::ReclaimDueForOneSlice(d, now) && d.stored() == 0);
-            }
-          },
-          c.session.waker);
+      shards.RunOn(ids, [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        if (Entry* e = d.TryRandomLive(&seed, now)) {
+          key = std::string(e->key());
+          settled = true;
+        } else {
+          settled = d.stored() == 0 || (ShardSet::ReclaimDueForOneSlice(d, now) && d.stored() == 0);
+        }
+      });
       if (!settled) co_await YieldThread(c);
     }
   }
@@ -576,54 +557,50 @@ bool ParseFlushMode(ConnCommand& c, bool* async) {
   return false;
 }
 
-awaitable<void> Flush(ConnCommand& c, bool all_dbs) {
+void Flush(ConnCommand& c, bool all_dbs) {
   bool async = false;
-  if (!ParseFlushMode(c, &async)) co_return;
+  if (!ParseFlushMode(c, &async)) return;
   ShardSet& shards = c.server.shards();
   int db = c.session.db;
   // Containers go too; their items become unreachable at once and are freed in the background.
   if (all_dbs) c.server.containers().DropAll();
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
   // One atomic step: the shards' calls run one after another, so `garbage` needs no lock.
-  co_await shards.RunAtomicOnAll(
-      c.session.home,
-      [&](engine::Shard& shard) {
-        for (size_t d = 0; d < shard.database_count(); ++d) {
-          if (!all_dbs && static_cast<int>(d) != db) continue;
-          if (async) {
-            garbage->push_back(shard.db(d).TakeTable());
-          } else {
-            shard.db(d).Clear();
-          }
-        }
-      },
-      c.session.waker);
+  shards.RunAtomicOnAll([&](engine::Shard& shard) {
+    for (size_t d = 0; d < shard.database_count(); ++d) {
+      if (!all_dbs && static_cast<int>(d) != db) continue;
+      if (async) {
+        garbage->push_back(shard.db(d).TakeTable());
+      } else {
+        shard.db(d).Clear();
+      }
+    }
+  });
   // ASYNC frees the old entries on a helper thread, so the shards are free at once.
   if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();
   c.reply.Ok();
 }
 
-awaitable<void> CmdFlushDb(ConnCommand& c) { return Flush(c, false); }
-awaitable<void> CmdFlushAll(ConnCommand& c) { return Flush(c, true); }
+void CmdFlushDb(ConnCommand& c) { return Flush(c, false); }
+void CmdFlushAll(ConnCommand& c) { return Flush(c, true); }
 
-awaitable<void> CmdSwapDb(ConnCommand& c) {
+void CmdSwapDb(ConnCommand& c) {
   int64_t a = 0, b = 0;
   if (!protocol::ParseInt64(c.args[1], &a)) {
     c.reply.Error(errors::kInvalidDbIndex);
-    co_return;
+    return;
   }
   if (!protocol::ParseInt64(c.args[2], &b)) {
     c.reply.Error(errors::kInvalidSecondDbIndex);
-    co_return;
+    return;
   }
   int64_t n = c.server.settings().databases;
   if (a < 0 || a >= n || b < 0 || b >= n) {
     c.reply.Error(errors::kDbIndexOutOfRange);
-    co_return;
+    return;
   }
-  co_await c.server.shards().RunAtomicOnAll(
-      c.session.home, [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b)); },
-      c.session.waker);
+  c.server.shards().RunAtomicOnAll(
+      [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b)); });
   c.reply.Ok();
 }
 

@@ -30,14 +30,14 @@ bool FromLoopback(const tcp::socket& socket) {
   return peer.is_loopback();
 }
 
-
 Server::Server(Config& config, engine::Clock& clock)
     : config_(config),
       settings_(config.Snapshot()),
       clock_(clock),
       commands_(BuildCommandTable()),
-      shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock, containers_)),
-      counters_(shards_->size()),
+      shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock,
+                                         containers_)),
+      counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
@@ -83,18 +83,20 @@ void Server::ApplySettings() {
 void Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
-  for (size_t i = 0; i < shards_->size(); ++i) {
-    auto reset = [this, i] {
-      shards_->shard(i).ResetStats();
-      ThreadCounters& tc = counters_[i];
+  shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
+  // A thread's counters are written by that thread alone: the others are zeroed on their
+  // own threads, before anything posted to them later.
+  for (size_t t = 0; t < shards_->thread_count(); ++t) {
+    auto reset = [this, t] {
+      ThreadCounters& tc = counters_[t];
       tc.commands.store(0, std::memory_order_relaxed);
       tc.net_input_bytes.store(0, std::memory_order_relaxed);
       tc.net_output_bytes.store(0, std::memory_order_relaxed);
     };
-    if (i == home) {
+    if (t == home) {
       reset();
     } else {
-      asio::post(shards_->context(i), reset);
+      asio::post(shards_->context(t), reset);
     }
   }
 }
@@ -146,7 +148,7 @@ std::optional<std::string> Server::Listen() {
 
 awaitable<void> Server::AcceptLoop() {
   while (!shutting_down()) {
-    size_t thread = next_thread_++ % shards_->size();
+    size_t thread = next_thread_++ % shards_->thread_count();
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor_->async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
     if (ec) {

@@ -87,9 +87,9 @@ class Server {
   }
   // Applies live settings that need more than a read (after CONFIG SET).
   void ApplySettings();
-  // CONFIG RESETSTAT, from thread `home`: zeroes the counters of INFO stats. Each shard's are
-  // zeroed on its own thread, the caller's at once and the others before anything posted to
-  // them later, so a command sent after the reply is counted afresh.
+  // CONFIG RESETSTAT, from thread `home`: zeroes the counters of INFO stats, the shards' at
+  // once and the other threads' before anything posted to them later, so a command sent
+  // after the reply is counted afresh.
   void ResetStats(size_t home);
   // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
   // nothing; charges the right budget and the calling thread's totals. Returns the charge.

@@ -1,5 +1,5 @@
 // Server family: introspection and administration (COMMAND, INFO, CONFIG, TIME, SHUTDOWN,
-// DEBUG). INFO gathers its keyspace figures from every shard on the shards' own threads.
+// DEBUG). INFO gathers its keyspace figures from every shard, holding each in turn.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -360,7 +360,7 @@ void Line(std::string& out, std::string_view name, const std::string& value) {
 }
 void Line(std::string& out, std::string_view name, uint64_t value) { Line(out, name, std::to_string(value)); }
 
-awaitable<void> CmdInfo(ConnCommand& c) {
+void CmdInfo(ConnCommand& c) {
   std::vector<std::string> wanted;
   for (size_t i = 1; i < c.args.size(); ++i) wanted.push_back(Lower(c.args[i]));
   bool all = false;
@@ -376,30 +376,27 @@ awaitable<void> CmdInfo(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   std::vector<ShardFigures> figures(shards.size());
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunOnAll(
-      c.session.home,
-      [&](engine::Shard& shard) {
-        ShardFigures& f = figures[shard.id()];
-        f.stats = shard.Stats();
-        f.item_backlog = shard.items().Backlog(now);
-        f.items_stored = shard.items().items_stored();
-        f.dbs.resize(shard.database_count());
-        for (size_t d = 0; d < shard.database_count(); ++d) {
-          engine::Db& db = shard.db(d);
-          f.dbs[d].keys = db.stored();
-          f.dbs[d].expires = db.volatile_count();
-          if (db.volatile_count() > 0) {
-            engine::Db::TtlSample sample = db.SampleTtls(now);
-            auto volatile_keys = static_cast<long double>(db.volatile_count());
-            f.dbs[d].stale_keys = sample.stale_fraction * volatile_keys;
-            if (sample.average_ttl_ms > 0) {
-              f.dbs[d].weighted_ttl_ms = sample.average_ttl_ms * volatile_keys;
-              f.dbs[d].ttl_weight = db.volatile_count();
-            }
-          }
+  shards.RunOnAll([&](engine::Shard& shard) {
+    ShardFigures& f = figures[shard.id()];
+    f.stats = shard.Stats();
+    f.item_backlog = shard.items().Backlog(now);
+    f.items_stored = shard.items().items_stored();
+    f.dbs.resize(shard.database_count());
+    for (size_t d = 0; d < shard.database_count(); ++d) {
+      engine::Db& db = shard.db(d);
+      f.dbs[d].keys = db.stored();
+      f.dbs[d].expires = db.volatile_count();
+      if (db.volatile_count() > 0) {
+        engine::Db::TtlSample sample = db.SampleTtls(now);
+        auto volatile_keys = static_cast<long double>(db.volatile_count());
+        f.dbs[d].stale_keys = sample.stale_fraction * volatile_keys;
+        if (sample.average_ttl_ms > 0) {
+          f.dbs[d].weighted_ttl_ms = sample.average_ttl_ms * volatile_keys;
+          f.dbs[d].ttl_weight = db.volatile_count();
         }
-      },
-      c.session.waker);
+      }
+    }
+  });
 
   uint64_t expired = 0, volatile_keys = 0, lag_max = 0, hits = 0, misses = 0;
   long double stale = 0;

@@ -1,30 +1,34 @@
 // File: server/shard_set.h
 //
-// Thread-per-core: N threads, each running its own io_context and owning one engine Shard.
-// A key belongs to shard ShardOf(hash(key)); only that shard's thread touches it. Work for a
-// shard is posted to its io_context as a closure, and the caller's coroutine is resumed on
-// its own thread once every addressed shard has run its closure.
+// Lock-striped shards. The keyspace is cut into many more shards than there are event-loop
+// threads (kShardsPerThread each), every shard behind its own mutex. Any thread runs a
+// command directly on the key's shard under that shard's lock: there is no hand-off to
+// another thread, no wake-up and no reply merging on the hot path. With this many shards
+// two threads rarely want the same one, so the lock is almost always free (one atomic
+// exchange to take it, one to give it back).
 //
-// Lifetimes: RunOn keeps `fn` and everything it references alive by suspending the calling
-// coroutine until the last shard is done, so closures may capture the caller's locals by
-// reference. Each shard writes only its own result slot, and the hand-back through the
-// io_context orders those writes before the caller reads them.
+// Why not thread-per-core: posting a request to the thread that owns its shard and waking
+// the caller back was measured at about 4 us per request at pipeline 1 on 2 threads, more
+// than Redis spends on the whole request (issue 11; bench/RESULTS.md has the figures).
 //
-// Atomic steps across shards (MSET, MSETNX, RENAME, MGET ... whose keys live on several
-// shards) use RunAtomic: a hold is posted to every shard involved, each thread parks on
-// arrival, and the last to arrive runs the whole step with the others parked, so no other
-// command sees any of those shards half-way, as with Redis's single thread. Holds are taken
-// one step at a time server-wide (an asynchronous FIFO lock that waits without blocking a
-// thread), so two steps can never park each other's threads in a cycle. A step on a single
-// shard needs no hold: that shard's thread already runs one closure at a time.
+// Atomic steps (MSET, RENAME, FLUSHALL, ... and later MULTI/EXEC and scripts) lock every
+// shard they touch in ascending index order, run, and unlock. Every thread takes locks in
+// that one order and never holds a lock across a suspension, so no cycle of waits can form,
+// and a step that locks a shard excludes every other command on it, as Redis's single
+// thread does. A step on one shard is just that shard's lock.
+//
+// Background reclamation: thread t reclaims the shards t, t+T, t+2T, ... in slices of at
+// most kSliceBudget under each shard's lock, resting between slices, so that a mass expiry
+// neither holds a lock long enough to stall another thread nor takes the thread from its
+// clients.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
@@ -38,54 +42,84 @@ namespace lapse::server {
 
 class ShardSet {
  public:
-  ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog);
+  // Shards per event-loop thread: enough that two threads rarely contend for one shard.
+  static constexpr size_t kShardsPerThread = 16;
+
+  // `shard_count` 0 means kShardsPerThread per thread.
+  ShardSet(size_t threads, size_t databases, engine::Clock& clock, engine::ContainerCatalog& catalog,
+           size_t shard_count = 0);
   ~ShardSet();
 
-  size_t size() const { return shards_.size(); }
-  asio::io_context& context(size_t i) { return *contexts_[i]; }
-  // Only the owning thread may use the shard, or a RunAtomic step holding it.
-  engine::Shard& shard(size_t i) { return *shards_[i]; }
+  size_t size() const { return slots_.size(); }
+  size_t thread_count() const { return contexts_.size(); }
+  asio::io_context& context(size_t thread) { return *contexts_[thread]; }
+  // The shard itself: only while holding it (WithShard, RunOn, RunHolding, ...).
+  engine::Shard& shard(size_t i) { return slots_[i]->shard; }
   uint32_t ShardFor(std::string_view key) const {
-    return engine::ShardOf(engine::HashKey(key), static_cast<uint32_t>(shards_.size()));
+    return engine::ShardOf(engine::HashKey(key), static_cast<uint32_t>(slots_.size()));
   }
   // Items are spread by (container, id).
   uint32_t ShardForItem(std::string_view container, std::string_view id) const {
-    return engine::ShardOf(engine::HashKey(id, engine::HashKey(container)), static_cast<uint32_t>(shards_.size()));
+    return engine::ShardOf(engine::HashKey(id, engine::HashKey(container)), static_cast<uint32_t>(slots_.size()));
   }
-  // The index of the calling thread's shard, or -1 on a foreign thread.
+  // The index of the calling event-loop thread, or -1 on any other thread.
   static int CurrentThreadIndex();
 
-  // Starts threads 0..N-1 running their contexts.
+  // Starts threads 0..T-1 running their contexts and their reclaim loops.
   void Start();
   // Stops every context and joins the threads (from any thread but the pool's).
   void StopAndJoin();
 
-  // Runs fn(shard) on every shard listed in `ids` (on its own thread; the caller's own shard
-  // inline) and resumes the caller on `home` when all are done. `waker` is a timer of the
-  // caller's context reused across calls.
-  awaitable<void> RunOn(size_t home, std::span<const uint32_t> ids, const std::function<void(engine::Shard&)>& fn,
-                        asio::steady_timer& waker);
-  // The same for every shard.
-  awaitable<void> RunOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
+  // Runs fn(shard) holding shard `id`, and returns what fn returns.
+  template <typename Fn>
+  decltype(auto) WithShard(uint32_t id, Fn&& fn) {
+    Slot& slot = *slots_[id];
+    std::lock_guard lock(slot.mu);
+    return fn(slot.shard);
+  }
 
-  // Runs step() as one atomic step over the shards in `ids`: while it runs, no other command
-  // touches any of them, and step may use shard(id) for each. It runs on one of the threads
-  // involved (or the caller's).
-  awaitable<void> RunHolding(size_t home, std::span<const uint32_t> ids, const std::function<void()>& step,
-                             asio::steady_timer& waker);
-  // Runs fn(shard) for every shard in `ids`, one after another, as one atomic step.
-  awaitable<void> RunAtomic(size_t home, std::span<const uint32_t> ids, const std::function<void(engine::Shard&)>& fn,
-                            asio::steady_timer& waker);
-  awaitable<void> RunAtomicOnAll(size_t home, const std::function<void(engine::Shard&)>& fn, asio::steady_timer& waker);
+  // Runs fn(shard) on every shard in `ids`, in that order, each holding only its own shard:
+  // for work whose parts need not be seen together (KEYS, INFO, SCAN's next shard).
+  template <typename Fn>
+  void RunOn(std::span<const uint32_t> ids, Fn&& fn) {
+    for (uint32_t id : ids) WithShard(id, fn);
+  }
+  template <typename Fn>
+  void RunOnAll(Fn&& fn) {
+    for (uint32_t id = 0; id < slots_.size(); ++id) WithShard(id, fn);
+  }
+
+  // Runs step() as one atomic step holding every shard in `ids` (in any order, repeats
+  // allowed): no other command touches any of them meanwhile, and step may use shard(id).
+  template <typename Step>
+  void RunHolding(std::span<const uint32_t> ids, Step&& step) {
+    if (ids.size() == 1) {
+      WithShard(ids[0], [&](engine::Shard&) { step(); });
+      return;
+    }
+    LockSet held(*this, ids);
+    step();
+  }
+  // Runs fn(shard) for every shard in `ids`, in the order given, as one atomic step.
+  template <typename Fn>
+  void RunAtomic(std::span<const uint32_t> ids, Fn&& fn) {
+    RunHolding(ids, [&] {
+      for (uint32_t id : ids) fn(slots_[id]->shard);
+    });
+  }
+  template <typename Fn>
+  void RunAtomicOnAll(Fn&& fn) {
+    RunAtomic(all_ids_, fn);
+  }
 
   // Decides, per expired item, whether background reclamation may delete it now (the
   // request-unit budget). Set before Start().
   using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
   void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
 
-  // On the shard's thread: deletes keys of `db` due at or before now_ms for at most one
-  // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop on
-  // it, letting other clients of the shard in between slices.
+  // Holding the db's shard: deletes keys of `db` due at or before now_ms for at most one
+  // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop
+  // on it, letting go of the shard between slices.
   static bool ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms);
 
   // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
@@ -93,31 +127,40 @@ class ShardSet {
   bool active_expire() const { return active_expire_.load(); }
 
  private:
-  struct Hold;
-  awaitable<void> ReclaimLoop(size_t index);
-  // The server-wide FIFO lock that lets one atomic step at a time post holds.
-  awaitable<void> AcquireHoldLock(size_t home, asio::steady_timer& waker);
-  void ReleaseHoldLock();
-  // A participant of `hold` has reached it on its own thread: parks until the step is done,
-  // or runs the step when it is the last to arrive.
-  void ArriveAtHold(Hold& hold);
+  // A shard and its lock, on cache lines of their own so that threads working on
+  // neighbouring shards do not share a line.
+  struct alignas(64) Slot {
+    Slot(uint32_t id, size_t databases, int64_t now_ms, engine::ContainerCatalog& catalog)
+        : shard(id, databases, now_ms, catalog) {}
+    std::mutex mu;
+    engine::Shard shard;
+  };
+
+  // Holds a set of shards for its lifetime, taken in ascending index order.
+  class LockSet {
+   public:
+    LockSet(ShardSet& set, std::span<const uint32_t> ids);
+    ~LockSet();
+    LockSet(const LockSet&) = delete;
+    LockSet& operator=(const LockSet&) = delete;
+
+   private:
+    ShardSet& set_;
+    std::vector<uint32_t> ids_;
+  };
+
+  awaitable<void> ReclaimLoop(size_t thread);
+  // One reclaim slice on shard `id` under its lock; true while more is due.
+  bool ReclaimShardSlice(uint32_t id);
 
   engine::Clock& clock_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
-  std::vector<std::unique_ptr<engine::Shard>> shards_;
+  std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::thread> threads_;
   std::vector<uint32_t> all_ids_;
   std::atomic<bool> active_expire_{true};
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
-
-  struct HoldWaiter {
-    asio::io_context* context;
-    asio::steady_timer* waker;
-  };
-  std::mutex hold_lock_mu_;
-  bool hold_lock_taken_ = false;
-  std::deque<HoldWaiter> hold_lock_waiters_;
 };
 
 }  // namespace lapse::server

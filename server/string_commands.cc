@@ -373,32 +373,29 @@ void CmdIncrByFloat(ShardCommand& c) {
 
 // ---- Multi-key ----
 
-awaitable<void> CmdMGet(ConnCommand& c) {
+void CmdMGet(ConnCommand& c) {
   ShardSet& shards = c.server.shards();
   KeyGroups groups = GroupKeys(shards, c.args, 1, 1);
   std::vector<std::optional<std::string>> values(c.args.size());
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  co_await shards.RunAtomic(
-      c.session.home, groups.shards,
-      [&](engine::Shard& shard) {
-        for (size_t pos : groups.positions[shard.id()]) {
-          Entry* e = FindKey(shard, shard.db(db), c.args[pos], now, Lookup::kRead);
-          if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
-          charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, c.args[pos].size() + (e ? e->value().size() : 0));
-        }
-      },
-      c.session.waker);
+  shards.RunAtomic(groups.shards, [&](engine::Shard& shard) {
+    for (size_t pos : groups.positions[shard.id()]) {
+      Entry* e = FindKey(shard, shard.db(db), c.args[pos], now, Lookup::kRead);
+      if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
+      charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, c.args[pos].size() + (e ? e->value().size() : 0));
+    }
+  });
   for (double ru : charges) c.charge.ru += ru;
   c.reply.ArrayHeader(c.args.size() - 1);
   for (size_t i = 1; i < c.args.size(); ++i) values[i] ? c.reply.Bulk(*values[i]) : c.reply.Null();
 }
 
-awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
+void MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
   if (c.args.size() % 2 == 0) {
     c.reply.Error(errors::WrongArity(only_if_none_exist ? "msetnx" : "mset"));
-    co_return;
+    return;
   }
   ShardSet& shards = c.server.shards();
   KeyGroups groups = GroupKeys(shards, c.args, 1, 2);
@@ -407,27 +404,24 @@ awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
   double ru = 0;
   bool refused = false;
   // One step over every shard involved: MSETNX's check and the writes are atomic together.
-  co_await shards.RunHolding(
-      c.session.home, groups.shards,
-      [&] {
-        for (uint32_t id : groups.shards) {
-          engine::Db& d = shards.shard(id).db(db);
-          for (size_t pos : groups.positions[id]) {
-            if (only_if_none_exist && d.Find(c.args[pos], now)) refused = true;
-          }
-        }
-        if (refused) return;
-        for (uint32_t id : groups.shards) {
-          engine::Db& d = shards.shard(id).db(db);
-          for (size_t pos : groups.positions[id]) {
-            bool replaced = d.Find(c.args[pos], now) != nullptr;
-            ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
-                                   c.args[pos].size() + c.args[pos + 1].size());
-            d.Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
-          }
-        }
-      },
-      c.session.waker);
+  shards.RunHolding(groups.shards, [&] {
+    for (uint32_t id : groups.shards) {
+      engine::Db& d = shards.shard(id).db(db);
+      for (size_t pos : groups.positions[id]) {
+        if (only_if_none_exist && d.Find(c.args[pos], now)) refused = true;
+      }
+    }
+    if (refused) return;
+    for (uint32_t id : groups.shards) {
+      engine::Db& d = shards.shard(id).db(db);
+      for (size_t pos : groups.positions[id]) {
+        bool replaced = d.Find(c.args[pos], now) != nullptr;
+        ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
+                               c.args[pos].size() + c.args[pos + 1].size());
+        d.Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
+      }
+    }
+  });
   c.charge.ru += ru;
   if (only_if_none_exist) {
     c.reply.Integer(refused ? 0 : 1);
@@ -436,8 +430,8 @@ awaitable<void> MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
   }
 }
 
-awaitable<void> CmdMSet(ConnCommand& c) { return MSetGeneric(c, false); }
-awaitable<void> CmdMSetNx(ConnCommand& c) { return MSetGeneric(c, true); }
+void CmdMSet(ConnCommand& c) { return MSetGeneric(c, false); }
+void CmdMSetNx(ConnCommand& c) { return MSetGeneric(c, true); }
 
 }  // namespace
 

@@ -1,7 +1,7 @@
-// ShardSet's atomic steps: many coroutines on every thread take holds over random sets of
-// shards, in random orders, while each shard's own thread keeps running single-shard work.
-// No two pieces of work may ever be inside the same shard at once, and every step must end
-// (a lock-order cycle would hang the test).
+// ShardSet's locking: every event-loop thread runs many coroutines that take atomic steps
+// over random sets of shards, in random orders, mixed with single-shard work and fan-outs,
+// while the threads' reclaim loops run too. No two pieces of work may ever be inside the
+// same shard at once, and every step must end (a lock-order cycle would hang the test).
 #include "server/shard_set.h"
 
 #include <gtest/gtest.h>
@@ -18,13 +18,14 @@ namespace lapse::server {
 namespace {
 
 constexpr size_t kThreads = 4;
+constexpr size_t kShards = 8;
 
 class ShardSetTest : public ::testing::Test {
  protected:
-  ShardSetTest() : shards_(kThreads, 1, clock_, catalog_) { shards_.Start(); }
+  ShardSetTest() : shards_(kThreads, 1, clock_, catalog_, kShards) { shards_.Start(); }
   ~ShardSetTest() override { shards_.StopAndJoin(); }
 
-  // Marks every shard in `ids` occupied for the duration of `work`, and counts an overlap
+  // Marks every shard in `ids` occupied for the duration of the call, and counts an overlap
   // when one of them already was.
   void Occupy(std::span<const uint32_t> ids) {
     for (uint32_t id : ids) {
@@ -34,45 +35,53 @@ class ShardSetTest : public ::testing::Test {
     std::this_thread::yield();
     for (uint32_t id : ids) occupied_[id].store(false);
   }
+  void OccupyOne(engine::Shard& shard) {
+    uint32_t id = shard.id();
+    Occupy(std::span(&id, 1));
+  }
 
-  // On thread `home`: `steps` rounds, each an atomic step over a random set of shards
-  // followed by a step on one shard only.
-  awaitable<void> Worker(size_t home, int steps, uint32_t seed) {
-    asio::steady_timer waker(shards_.context(home));
+  // `steps` rounds, each an atomic step over a random set of shards (repeats included),
+  // then a step on one shard, then a fan-out over a few; the coroutine lets its thread go
+  // between rounds, as a connection does between batches.
+  awaitable<void> Worker(size_t thread, int steps, uint32_t seed) {
     std::mt19937 rng(seed);
     for (int i = 0; i < steps; ++i) {
       std::vector<uint32_t> ids;
-      for (uint32_t id = 0; id < kThreads; ++id) {
-        if (rng() % 2) ids.push_back(id);
+      for (uint32_t id = 0; id < kShards; ++id) {
+        if (rng() % 3 == 0) ids.push_back(id);
       }
-      if (ids.empty()) ids.push_back(static_cast<uint32_t>(rng() % kThreads));
+      if (ids.empty() || rng() % 4 == 0) ids.push_back(static_cast<uint32_t>(rng() % kShards));
       std::shuffle(ids.begin(), ids.end(), rng);
-      co_await shards_.RunHolding(home, ids, [&] { Occupy(ids); }, waker);
+      shards_.RunHolding(ids, [&] {
+        std::vector<uint32_t> distinct = ids;
+        std::sort(distinct.begin(), distinct.end());
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        Occupy(distinct);
+      });
       atomic_steps_.fetch_add(1);
-      uint32_t one[] = {static_cast<uint32_t>(rng() % kThreads)};
-      co_await shards_.RunOn(home, one, [&](engine::Shard& shard) {
-        uint32_t id = shard.id();
-        Occupy(std::span(&id, 1));
-      }, waker);
+      shards_.WithShard(static_cast<uint32_t>(rng() % kShards), [&](engine::Shard& shard) { OccupyOne(shard); });
+      uint32_t few[] = {static_cast<uint32_t>(rng() % kShards), static_cast<uint32_t>(rng() % kShards)};
+      shards_.RunOn(few, [&](engine::Shard& shard) { OccupyOne(shard); });
+      co_await asio::post(shards_.context(thread), use_awaitable);
     }
   }
 
   engine::ManualClock clock_;
   engine::ContainerCatalog catalog_;
   ShardSet shards_;
-  std::array<std::atomic<bool>, kThreads> occupied_{};
+  std::array<std::atomic<bool>, kShards> occupied_{};
   std::atomic<int> overlaps_{0};
   std::atomic<int> atomic_steps_{0};
 };
 
 TEST_F(ShardSetTest, AtomicStepsExcludeAllOtherWorkOnTheirShardsAndAlwaysFinish) {
   constexpr int kWorkersPerThread = 3;
-  constexpr int kSteps = 300;
+  constexpr int kSteps = 400;
   std::vector<std::future<void>> done;
-  for (size_t home = 0; home < kThreads; ++home) {
+  for (size_t thread = 0; thread < kThreads; ++thread) {
     for (int w = 0; w < kWorkersPerThread; ++w) {
-      done.push_back(asio::co_spawn(shards_.context(home), Worker(home, kSteps, static_cast<uint32_t>(home * 10 + w)),
-                                    asio::use_future));
+      done.push_back(asio::co_spawn(shards_.context(thread),
+                                    Worker(thread, kSteps, static_cast<uint32_t>(thread * 10 + w)), asio::use_future));
     }
   }
   for (auto& d : done) d.get();
@@ -83,15 +92,23 @@ TEST_F(ShardSetTest, AtomicStepsExcludeAllOtherWorkOnTheirShardsAndAlwaysFinish)
 TEST_F(ShardSetTest, RunAtomicCallsEachShardOnceInTheOrderGiven) {
   std::vector<uint32_t> seen;
   uint32_t ids[] = {2, 0, 3};
-  auto done = asio::co_spawn(
-      shards_.context(1),
-      [&]() -> awaitable<void> {
-        asio::steady_timer waker(shards_.context(1));
-        co_await shards_.RunAtomic(1, ids, [&](engine::Shard& shard) { seen.push_back(shard.id()); }, waker);
-      },
-      asio::use_future);
-  done.get();
+  shards_.RunAtomic(ids, [&](engine::Shard& shard) { seen.push_back(shard.id()); });
   EXPECT_EQ(seen, (std::vector<uint32_t>{2, 0, 3}));
+}
+
+TEST_F(ShardSetTest, WithShardReturnsWhatItsFunctionReturns) {
+  EXPECT_EQ(shards_.WithShard(5, [](engine::Shard& shard) { return shard.id() * 10; }), 50u);
+}
+
+TEST(ShardSetShape, DefaultsToSixteenShardsPerThreadAndSpreadsKeysOverAll) {
+  engine::ManualClock clock;
+  engine::ContainerCatalog catalog;
+  ShardSet shards(3, 1, clock, catalog);
+  EXPECT_EQ(shards.thread_count(), 3u);
+  ASSERT_EQ(shards.size(), 3 * ShardSet::kShardsPerThread);
+  std::vector<int> hits(shards.size(), 0);
+  for (int i = 0; i < 20000; ++i) ++hits[shards.ShardFor("key:" + std::to_string(i))];
+  for (int h : hits) EXPECT_GT(h, 0);
 }
 
 }  // namespace

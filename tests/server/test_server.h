@@ -34,8 +34,7 @@ class TestServer {
 
   std::unique_ptr<ClientSession> NewSession() {
     auto info = server_->clients().Add("test:0", "test:0", clock_.NowMs());
-    return std::make_unique<ClientSession>(server_->shards().context(0), 0, info,
-                                           !server_->config().requirepass().empty());
+    return std::make_unique<ClientSession>(0, info, !server_->config().requirepass().empty());
   }
 
   // Executes a pipelined batch and returns the concatenated replies.
