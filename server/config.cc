@@ -394,7 +394,7 @@ std::string Config::Usage() {
          "Options (also valid as 'name value' lines in the config file; flags override the file):\n"
          "  --port N                   TCP port (default 6379)\n"
          "  --bind ADDR                address to listen on (default 127.0.0.1)\n"
-         "  --threads N                event-loop threads, 16 shards each (default: cores)\n"
+         "  --threads N                event-loop threads, 16 shards each (default: cores - 1, at least 1)\n"
          "  --databases N              numbered databases for SELECT (default 16)\n"
          "  --maxclients N             connections accepted at once (default 10000)\n"
          "  --timeout SECONDS          close clients idle this long; 0 = never (default 0)\n"

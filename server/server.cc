@@ -12,10 +12,13 @@
 namespace lapse::server {
 
 namespace {
+// One core is left to the kernel's network stack and to clients on the same host: measured on
+// 2 cores (issue 11), a second event-loop thread there costs every request a sleep and a wake in
+// epoll_wait and makes each one dearer than a single thread's.
 size_t ThreadCount(const Settings& s) {
   if (s.threads > 0) return static_cast<size_t>(s.threads);
   unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : hw;
+  return hw <= 2 ? 1 : hw - 1;
 }
 
 }  // namespace
