@@ -9,6 +9,12 @@ namespace lapse::server {
 
 namespace errors = protocol::errors;
 
+namespace {
+// A command is charged differently when it was refused; its reply, written from `before` on,
+// then starts with an error.
+bool RepliedWithError(const std::string& out, size_t before) { return out.size() > before && out[before] == '-'; }
+}  // namespace
+
 Dispatcher::Dispatcher(Server& server, ClientSession& session) : server_(server), session_(session) {}
 
 void Dispatcher::ChargeRefusal() {
@@ -89,7 +95,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
   double charge = server_.shards().WithShard(ShardOf(spec, args), [&](engine::Shard& shard) {
     ShardCommand cmd{shard, shard.db(session_.db), std::span(args), writer, server_.clock().NowMs(), server_};
     std::get<ShardHandler>(spec.handler)(cmd);
-    bool rejected = out->size() > before && (*out)[before] == '-';
+    bool rejected = RepliedWithError(*out, before);
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
   });
   RecordCharge(spec, charge);
@@ -104,7 +110,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   std::get<ConnHandler>(spec.handler)(cmd);
-  SettleConnCharge(spec, cmd, out->size() > before && (*out)[before] == '-');
+  SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
 }
 
 awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
@@ -113,7 +119,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   co_await std::get<FanoutHandler>(spec.handler)(cmd);
-  SettleConnCharge(spec, cmd, out->size() > before && (*out)[before] == '-');
+  SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
 }
 
 awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out,
