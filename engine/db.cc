@@ -26,13 +26,18 @@ void Db::DestroyUnlinked(Entry* e) {
   Entry::Destroy(e);
 }
 
+void Db::DestroyExpired(Entry* e) {
+  ++expiry_stats_.expired_keys;
+  Touch(e->key());
+  DestroyUnlinked(e);
+}
+
 Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
   Entry** link = table_.FindLink(key, hash);
   if (link == nullptr) return nullptr;
   Entry* e = *link;
   if (IsExpired(e, now_ms)) {
-    DestroyUnlinked(table_.UnlinkAt(link));
-    ++expiry_stats_.expired_keys;
+    DestroyExpired(table_.UnlinkAt(link));
     ++expiry_stats_.expired_lazily;
     return nullptr;
   }
@@ -58,16 +63,19 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
         old->set_deadline(deadline_ms);
         Track(old, hash);
       }
+      Touch(key);
       return old;
     }
     Entry* fresh = Entry::Create(key, value, type, deadline_ms);
     DestroyUnlinked(table_.ReplaceAt(link, fresh));
     Track(fresh, hash);
+    Touch(key);
     return fresh;
   }
   Entry* fresh = Entry::Create(key, value, type, deadline_ms);
   table_.Insert(fresh, hash);
   Track(fresh, hash);
+  Touch(key);
   return fresh;
 }
 
@@ -76,10 +84,17 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
   uint64_t hash = HashKey(key);
   Entry** link = table_.FindLink(key, hash);
   if (deadline_ms != kNoDeadline && deadline_ms <= now_ms) {
-    DestroyUnlinked(table_.UnlinkAt(link));
+    Entry* gone = table_.UnlinkAt(link);
+    Touch(gone->key());
+    DestroyUnlinked(gone);
     return nullptr;
   }
-  if (entry->deadline() == deadline_ms) return entry;
+  // Like Redis, setting a deadline touches the key even when it does not move; removing a
+  // deadline the key does not have does not.
+  if (entry->deadline() == deadline_ms) {
+    if (deadline_ms != kNoDeadline) Touch(key);
+    return entry;
+  }
   Untrack(entry);
   if (deadline_ms == kNoDeadline || entry->has_deadline_slot()) {
     entry->set_deadline(deadline_ms);
@@ -91,6 +106,7 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
     entry = fresh;
   }
   Track(entry, hash);
+  Touch(entry->key());
   return entry;
 }
 
@@ -119,13 +135,13 @@ Entry* Db::Extract(std::string_view key, int64_t now_ms) {
   Entry** link = table_.FindLink(key, HashKey(key));
   if (link == nullptr) return nullptr;
   Entry* e = table_.UnlinkAt(link);
-  Untrack(e);
   if (IsExpired(e, now_ms)) {
-    Entry::Destroy(e);
-    ++expiry_stats_.expired_keys;
+    DestroyExpired(e);
     ++expiry_stats_.expired_lazily;
     return nullptr;
   }
+  Untrack(e);
+  Touch(e->key());
   return e;
 }
 
@@ -133,6 +149,7 @@ void Db::Adopt(Entry* entry, int64_t now_ms) {
   uint64_t hash = HashKey(entry->key());
   table_.Insert(entry, hash);
   Track(entry, hash);
+  Touch(entry->key());
 }
 
 bool Db::Reclaim(int64_t now_ms, size_t max_records) {
@@ -153,8 +170,7 @@ bool Db::Reclaim(int64_t now_ms, size_t max_records) {
       uint64_t lag = static_cast<uint64_t>(now_ms - e->deadline());
       expiry_stats_.expired_lag_sum_ms += lag;
       expiry_stats_.expired_lag_max_ms = std::max(expiry_stats_.expired_lag_max_ms, lag);
-      ++expiry_stats_.expired_keys;
-      DestroyUnlinked(table_.UnlinkAt(link));
+      DestroyExpired(table_.UnlinkAt(link));
       return true;
     });
   };
@@ -217,17 +233,82 @@ Db::TtlSample Db::SampleTtls(int64_t now_ms) const {
 }
 
 void Db::Clear() {
+  TouchAllWatched(nullptr, 0);
   table_.Clear();
   wheel_.Clear();
   volatile_count_ = 0;
 }
 
 KvTable Db::TakeTable() {
+  TouchAllWatched(nullptr, 0);
   KvTable taken = std::move(table_);
   table_ = KvTable();
   wheel_.Clear();
   volatile_count_ = 0;
   return taken;
+}
+
+bool Db::StoredButExpired(std::string_view key, int64_t now_ms) const {
+  const Entry* e = table_.Peek(key, HashKey(key));
+  return e != nullptr && IsExpired(e, now_ms);
+}
+
+void Db::Watch(std::string_view key, Watcher* watcher, int64_t now_ms) {
+  auto it = watched_.find(key);
+  if (it == watched_.end()) it = watched_.emplace(std::string(key), std::vector<KeyWatch>{}).first;
+  it->second.push_back(KeyWatch{watcher, StoredButExpired(key, now_ms)});
+}
+
+void Db::Unwatch(std::string_view key, const Watcher* watcher) {
+  auto it = watched_.find(key);
+  if (it == watched_.end()) return;
+  std::erase_if(it->second, [&](const KeyWatch& w) { return w.watcher == watcher; });
+  if (it->second.empty()) watched_.erase(it);
+}
+
+bool Db::WatchedKeyExpired(std::string_view key, const Watcher* watcher, int64_t now_ms) const {
+  auto it = watched_.find(key);
+  if (it == watched_.end()) return false;
+  for (const KeyWatch& w : it->second) {
+    if (w.watcher == watcher) return !w.expired_at_watch && StoredButExpired(key, now_ms);
+  }
+  return false;
+}
+
+void Db::TouchWatchers(std::string_view key) {
+  auto it = watched_.find(key);
+  if (it == watched_.end()) return;
+  bool stored = Stored(key);
+  for (KeyWatch& w : it->second) {
+    // Deleting a key that had already expired when it was watched changes nothing logically.
+    if (w.expired_at_watch && !stored) {
+      w.expired_at_watch = false;
+      continue;
+    }
+    w.watcher->MarkDirty();
+  }
+}
+
+// Redis 7.0's touchAllWatchedKeysInDb, rule for rule.
+void Db::TouchAllWatched(const Db* replacement, int64_t now_ms) {
+  for (auto& [key, watches] : watched_) {
+    bool in_this = Stored(key);
+    bool in_replacement = replacement != nullptr && replacement->Stored(key);
+    if (!in_this && !in_replacement) continue;
+    for (KeyWatch& w : watches) {
+      if (w.expired_at_watch) {
+        if (!in_replacement) {
+          w.expired_at_watch = false;  // the expired key is gone: no logical change
+          continue;
+        }
+        if (replacement->StoredButExpired(key, now_ms)) continue;  // still logically absent
+      } else if (!in_this && replacement->StoredButExpired(key, now_ms)) {
+        w.expired_at_watch = true;  // absent before, logically absent after
+        continue;
+      }
+      w.watcher->MarkDirty();
+    }
+  }
 }
 
 size_t Db::MemoryEstimate() const { return table_.BucketBytes() + wheel_.size() * sizeof(uint64_t); }

@@ -17,11 +17,14 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "engine/entry.h"
 #include "engine/hash.h"
 #include "engine/kv_table.h"
 #include "engine/timing_wheel.h"
+#include "engine/watch.h"
 
 namespace lapse::engine {
 
@@ -90,10 +93,30 @@ class Db {
   };
   TtlSample SampleTtls(int64_t now_ms) const;
 
+  // FLUSHDB: deletes every key (touching the watched ones that existed).
   void Clear();
   // Leaves this Db empty and returns its former table so that the caller may destroy it
   // elsewhere (FLUSHALL ASYNC).
   KvTable TakeTable();
+
+  // ---- WATCH (engine/watch.h) ----
+  // Files `watcher` as a watcher of `key`; the caller watches each key once.
+  void Watch(std::string_view key, Watcher* watcher, int64_t now_ms);
+  void Unwatch(std::string_view key, const Watcher* watcher);
+  // True when `watcher` watched `key` while it was not expired and it has expired since, not
+  // yet deleted: EXEC then fails, as in Redis.
+  bool WatchedKeyExpired(std::string_view key, const Watcher* watcher, int64_t now_ms) const;
+  // Marks the watchers of `key` dirty; called after every change to it. The mutators below
+  // call it themselves; a command that edits a value in place calls it too.
+  void Touch(std::string_view key) {
+    if (!watched_.empty()) [[unlikely]] TouchWatchers(key);
+  }
+  // Before this database's contents are replaced by `replacement`'s (SWAPDB) or dropped
+  // (nullptr: FLUSHDB, FLUSHALL): touches the watched keys whose value that changes.
+  void TouchAllWatched(const Db* replacement, int64_t now_ms);
+  // SWAPDB swaps contents, not watches: a client keeps watching the database it selected.
+  void SwapWatches(Db& other) { std::swap(watched_, other.watched_); }
+  size_t watched_keys() const { return watched_.size(); }
 
   const ExpiryStats& expiry_stats() const { return expiry_stats_; }
   void ResetExpiryStats() { expiry_stats_ = {}; }
@@ -106,7 +129,14 @@ class Db {
     int64_t d = e->deadline();
     return d != kNoDeadline && d <= now_ms;
   }
+  // Stored (perhaps expired, not yet deleted): Redis's dictFind, which WATCH's rules use.
+  bool Stored(std::string_view key) const { return table_.Peek(key, HashKey(key)) != nullptr; }
+  bool StoredButExpired(std::string_view key, int64_t now_ms) const;
   void DestroyUnlinked(Entry* e);
+  // For an entry just unlinked that was due: touches its key (deletion by expiry is a change
+  // to watchers), then destroys it.
+  void DestroyExpired(Entry* e);
+  void TouchWatchers(std::string_view key);
   void Track(const Entry* e, uint64_t hash);
   void Untrack(const Entry* e);
 
@@ -114,6 +144,12 @@ class Db {
   TimingWheel wheel_;
   size_t volatile_count_ = 0;
   ExpiryStats expiry_stats_;
+
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return HashKey(k); }
+  };
+  std::unordered_map<std::string, std::vector<KeyWatch>, KeyHash, std::equal_to<>> watched_;
 };
 
 }  // namespace lapse::engine

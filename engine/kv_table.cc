@@ -58,6 +58,19 @@ Entry** KvTable::FindLink(std::string_view key, uint64_t hash) {
   return nullptr;
 }
 
+const Entry* KvTable::Peek(std::string_view key, uint64_t hash) const {
+  for (int t = 0; t < 2; ++t) {
+    const Buckets& table = tables_[t];
+    if (table.empty()) continue;
+    size_t index = BucketIndex(table, hash);
+    if (t == 0 && rehashing() && index < rehash_index_) continue;
+    for (const Entry* e = table[index]; e != nullptr; e = e->next()) {
+      if (e->key() == key) return e;
+    }
+  }
+  return nullptr;
+}
+
 void KvTable::Insert(Entry* e, uint64_t hash) {
   MaybeResize();
   if (rehashing()) RehashStep(1);

@@ -38,6 +38,9 @@ class KvTable {
     return link ? *link : nullptr;
   }
 
+  // Find without the rehash step: safe while iterating the table (ForEachInBucketOf).
+  const Entry* Peek(std::string_view key, uint64_t hash) const;
+
   // Adds an entry whose key is not present.
   void Insert(Entry* e, uint64_t hash);
   // Puts `fresh` in the place of the entry `*link` points at and returns the old entry,

@@ -38,7 +38,15 @@ class Shard {
   ItemStore& items() { return items_; }
 
   // SWAPDB: every shard swaps its part, so that the swap is whole once all shards did it.
-  void SwapDbs(size_t a, size_t b) { std::swap(dbs_[a], dbs_[b]); }
+  // Watches stay with their database index (a client watches the database it selected), and
+  // are touched first, as in Redis.
+  void SwapDbs(size_t a, size_t b, int64_t now_ms) {
+    if (a == b) return;
+    dbs_[a].TouchAllWatched(&dbs_[b], now_ms);
+    dbs_[b].TouchAllWatched(&dbs_[a], now_ms);
+    std::swap(dbs_[a], dbs_[b]);
+    dbs_[a].SwapWatches(dbs_[b]);
+  }
 
   // The reclaimer's single entry point: deletes due keys across this shard's databases and
   // expired items of its containers, handling at most `max_records` records of each.

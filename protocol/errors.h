@@ -42,6 +42,18 @@ inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB
 inline constexpr std::string_view kNxXxGtLt = "ERR NX and XX, GT or LT options at the same time are not compatible";
 inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same time are not compatible";
 
+// Transactions.
+inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
+inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";
+inline constexpr std::string_view kDiscardWithoutMulti = "ERR DISCARD without MULTI";
+inline constexpr std::string_view kWatchInsideMulti = "ERR WATCH inside MULTI is not allowed";
+inline constexpr std::string_view kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
+// A refused EXEC ends its transaction; Redis 7.0 then names the refusal, without its ERR.
+inline std::string ExecAbortBecause(std::string_view refusal) {
+  if (refusal.starts_with("ERR ")) refusal.remove_prefix(4);
+  return "EXECABORT Transaction discarded because of: " + std::string(refusal);
+}
+
 // Connection and server.
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kHelloNoAuth =

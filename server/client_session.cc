@@ -4,6 +4,14 @@ namespace lapse::server {
 
 namespace {
 const std::string kNoCommand = "NULL";
+
+// CLIENT LIST's flags, in Redis's order, of those lapse has.
+std::string Flags(const ClientInfo& c) {
+  std::string flags;
+  if (c.multi_queued.load() >= 0) flags += 'x';
+  if (c.watcher.IsDirty()) flags += 'd';
+  return flags.empty() ? "N" : flags;
+}
 }  // namespace
 
 std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms) {
@@ -34,7 +42,8 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
     const std::string& cmd = last ? *last : kNoCommand;
     out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=-1 name=" + c->name +
            " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
-           " flags=N db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=-1 qbuf=" +
+           " flags=" + Flags(*c) + " db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=" +
+           std::to_string(c->multi_queued.load()) + " qbuf=" +
            std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
            std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" +
            std::to_string(c->resp.load()) + "\n";

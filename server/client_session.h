@@ -12,11 +12,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "engine/watch.h"
 #include "protocol/reply_writer.h"
 #include "server/asio.h"
 
 namespace lapse::server {
+
+struct CommandSpec;
 
 struct ClientInfo {
   uint64_t id = 0;
@@ -34,6 +38,9 @@ struct ClientInfo {
   // after an unknown one. It points into the server's command table, which outlives every
   // client and no longer changes once clients connect; set on every command, so no lock.
   std::atomic<const std::string*> last_command{nullptr};
+  std::atomic<int64_t> multi_queued{-1};  // commands queued since MULTI; -1 outside MULTI
+  // The client's WATCH state as the shards see it; here so that CLIENT LIST shows flag d.
+  engine::Watcher watcher;
   std::function<void()> kill;  // closes the connection from its own thread; set once
 };
 
@@ -65,6 +72,25 @@ class ClientRegistry {
   std::atomic<uint64_t> next_id_{1};
 };
 
+// MULTI's state: the commands queued until EXEC or DISCARD. Their arguments are copied,
+// since the input buffer they came in moves on.
+struct Transaction {
+  struct Queued {
+    const CommandSpec* spec;
+    std::vector<std::string> args;
+  };
+  bool active = false;   // between MULTI and EXEC or DISCARD
+  bool aborted = false;  // a command was refused while queued: EXEC answers EXECABORT
+  std::vector<Queued> queued;
+};
+
+// A key a client WATCHes, in the database it was watched in, which files the client's
+// ClientInfo::watcher under the key (engine/watch.h).
+struct WatchedKey {
+  int db;
+  std::string key;
+};
+
 struct ClientSession {
   ClientSession(size_t home_thread, std::shared_ptr<ClientInfo> client_info, bool needs_auth)
       : home(home_thread), info(std::move(client_info)), authenticated(!needs_auth) {}
@@ -77,6 +103,8 @@ struct ClientSession {
   bool close_after_reply = false;  // QUIT, protocol error, kill
   bool local = true;               // connected over loopback (enable-debug-command local)
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
+  Transaction multi;
+  std::vector<WatchedKey> watched;
 };
 
 }  // namespace lapse::server

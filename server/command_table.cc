@@ -61,6 +61,7 @@ CommandTable BuildCommandTable() {
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
+  RegisterTransactionCommands(table);
   return table;
 }
 

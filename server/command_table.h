@@ -14,6 +14,7 @@
 //    serve other clients between rounds of a long job (DBSIZE after a mass expiry).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@ class ReplyWriter;
 namespace lapse::server {
 
 struct ClientSession;
+class Dispatcher;
 class Server;
 
 using Args = std::span<const std::string_view>;
@@ -80,10 +82,14 @@ struct ConnCommand {
   Args args;
   protocol::ReplyWriter& reply;
   RequestCharge charge{};
+  Dispatcher* dispatcher = nullptr;  // the connection's, for EXEC, which runs other commands
 };
 
 using ShardHandler = void (*)(ShardCommand&);
 using ConnHandler = void (*)(ConnCommand&);
+// A FanoutHandler may suspend only through YieldThread (key_commands.cc), which does not
+// suspend inside an atomic step (EXEC): a step holds shards, and no other client of the
+// thread may run meanwhile.
 using FanoutHandler = awaitable<void> (*)(ConnCommand&);
 
 enum CommandFlags : uint32_t {
@@ -99,6 +105,7 @@ enum CommandFlags : uint32_t {
   kContainerArg = 1 << 9,  // args[1] names a container: its name is checked before the handler runs
   kProtected = 1 << 10,    // DEBUG: refused, even before AUTH, unless enable-debug-command allows it
   kDangerous = 1 << 11,    // Redis's @dangerous ACL category (every kAdmin command is also in it)
+  kNotQueued = 1 << 12,    // runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
@@ -144,6 +151,17 @@ class CommandTable {
   std::vector<const CommandSpec*> ordered_;
 };
 
+// Calls fn(i) for every argument index i that the spec's key positions (first, last, step,
+// Redis's convention: a negative last counts from the end) name among `argc` arguments.
+template <typename Fn>
+void ForEachKeyIndex(const CommandSpec& spec, size_t argc, Fn&& fn) {
+  if (spec.first_key <= 0) return;
+  int64_t last = spec.last_key < 0 ? static_cast<int64_t>(argc) + spec.last_key : spec.last_key;
+  for (int64_t i = spec.first_key; i <= last && i < static_cast<int64_t>(argc); i += std::max(1, spec.key_step)) {
+    fn(static_cast<size_t>(i));
+  }
+}
+
 // True when argc satisfies an arity.
 inline bool ArityOk(int arity, size_t argc) {
   return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
@@ -156,6 +174,7 @@ void RegisterServerCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
+void RegisterTransactionCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

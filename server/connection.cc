@@ -8,6 +8,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace lapse::server {
 
@@ -86,6 +87,7 @@ awaitable<void> Connection::Run() {
   }
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
+  EndTransaction(server_, session_);
   server_.clients().Remove(info_->id);
   info_->kill = nullptr;
 }

@@ -1,9 +1,13 @@
 #include "server/dispatcher.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "engine/item_json.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace lapse::server {
 
@@ -21,13 +25,15 @@ void Dispatcher::ChargeRefusal() {
   session_.last_charge = server_.SettleCharge(RequestCharge{}, true, server_.clock().NowMs());
 }
 
-const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply) {
+Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& args) {
+  Admission verdict;
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) {
     RecordLastCommand(nullptr);
-    reply.Error(errors::UnknownCommand(args[0], args.data() + 1, args.size() - 1));
-    return nullptr;
+    verdict.error = errors::UnknownCommand(args[0], args.data() + 1, args.size() - 1);
+    return verdict;
   }
+  verdict.spec = spec;
   // A container's subcommand is a command of its own to Redis: its own arity, its own name.
   const std::string* name = &spec->name;
   int arity = spec->arity;
@@ -35,8 +41,8 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
     const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
     if (sub == nullptr) {
       RecordLastCommand(nullptr);
-      reply.Error(errors::UnknownSubcommand(args[1], spec->name));
-      return nullptr;
+      verdict.error = errors::UnknownSubcommand(args[1], spec->name);
+      return verdict;
     }
     name = &sub->name;
     arity = sub->arity;
@@ -45,27 +51,50 @@ const CommandSpec* Dispatcher::Admit(const std::vector<std::string_view>& args, 
   RecordLastCommand(name);
   // Redis checks arity before authentication, so a malformed command says so even then.
   if (!ArityOk(arity, args.size())) {
-    reply.Error(errors::WrongArity(*name));
-    return nullptr;
+    verdict.error = errors::WrongArity(*name);
+  } else if ((spec->flags & kProtected) && !DebugAllowed()) {
+    // Redis refuses a protected command before it asks for authentication.
+    verdict.error = errors::kDebugDisabled;
+  } else if (!session_.authenticated && !(spec->flags & kNoAuth)) {
+    verdict.error = errors::kNoAuth;
+  } else if (RefusedForMemory(*spec)) {
+    verdict.error = errors::kOom;
+  } else if ((spec->flags & kContainerArg) && args.size() > 1 && !engine::ValidContainerName(args[1])) {
+    verdict.error = errors::kInvalidContainerName;
   }
-  // Redis refuses a protected command before it asks for authentication.
-  if ((spec->flags & kProtected) && !DebugAllowed()) {
-    reply.Error(errors::kDebugDisabled);
-    return nullptr;
+  return verdict;
+}
+
+bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
+  bool refusable = (spec.flags & kDenyOom) != 0;
+  if (session_.multi.active) [[unlikely]] {
+    if (spec.name == "exec") {
+      refusable = std::any_of(session_.multi.queued.begin(), session_.multi.queued.end(),
+                              [](const Transaction::Queued& q) { return (q.spec->flags & kDenyOom) != 0; });
+    } else {
+      refusable = spec.name != "discard" && spec.name != "quit";
+    }
   }
-  if (!session_.authenticated && !(spec->flags & kNoAuth)) {
-    reply.Error(errors::kNoAuth);
-    return nullptr;
+  return refusable && server_.OverMaxmemory();
+}
+
+void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply) {
+  // Redis answers a refused EXEC in EXECABORT's words and discards, even outside MULTI
+  // (which unwatches every key).
+  if (admission.spec != nullptr && admission.spec->name == "exec") [[unlikely]] {
+    EndTransaction(server_, session_);
+    return reply.Error(errors::ExecAbortBecause(admission.error));
   }
-  if ((spec->flags & kDenyOom) && server_.OverMaxmemory()) {
-    reply.Error(errors::kOom);
-    return nullptr;
-  }
-  if ((spec->flags & kContainerArg) && args.size() > 1 && !engine::ValidContainerName(args[1])) {
-    reply.Error(errors::kInvalidContainerName);
-    return nullptr;
-  }
-  return spec;
+  if (session_.multi.active) session_.multi.aborted = true;
+  reply.Error(admission.error);
+}
+
+void Dispatcher::Queue(const CommandSpec& spec, const std::vector<std::string_view>& args,
+                       protocol::ReplyWriter& reply) {
+  Transaction& multi = session_.multi;
+  multi.queued.push_back(Transaction::Queued{&spec, std::vector<std::string>(args.begin(), args.end())});
+  session_.info->multi_queued.store(static_cast<int64_t>(multi.queued.size()), std::memory_order_relaxed);
+  reply.SimpleString("QUEUED");
 }
 
 bool Dispatcher::DebugAllowed() const {
@@ -118,8 +147,20 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   protocol::ReplyWriter reply(out, session_.resp);
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
+  cmd.dispatcher = this;
   co_await std::get<FanoutHandler>(spec.handler)(cmd);
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+}
+
+bool Dispatcher::RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out) {
+  if (std::holds_alternative<ShardHandler>(spec.handler)) {
+    RunShardCommand(spec, args, out);
+  } else if (std::holds_alternative<ConnHandler>(spec.handler)) {
+    RunConnCommand(spec, args, out);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_view>> batch, std::string* out,
@@ -131,18 +172,82 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     ++ran;
     counters.Bump(counters.commands);
     protocol::ReplyWriter reply(out, session_.resp);
-    const CommandSpec* spec = Admit(args, reply);
-    if (spec == nullptr) {
+    Admission admission = Admit(args);
+    if (!admission.ok()) {
+      Refuse(admission, reply);
       ChargeRefusal();
-    } else if (std::holds_alternative<ShardHandler>(spec->handler)) {
-      RunShardCommand(*spec, args, out);
-    } else if (std::holds_alternative<ConnHandler>(spec->handler)) {
-      RunConnCommand(*spec, args, out);
-    } else {
-      co_await RunFanoutCommand(*spec, args, out);
+      continue;
     }
+    const CommandSpec& spec = *admission.spec;
+    if (session_.multi.active && !(spec.flags & kNotQueued)) {
+      Queue(spec, args, reply);
+      continue;
+    }
+    if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
   }
   co_return ran;
+}
+
+std::vector<uint32_t> Dispatcher::TransactionFootprint() const {
+  ShardSet& shards = server_.shards();
+  std::vector<uint32_t> ids;
+  for (const WatchedKey& w : session_.watched) ids.push_back(shards.ShardFor(w.key));
+  std::vector<std::string_view> args;
+  for (const Transaction::Queued& q : session_.multi.queued) {
+    const CommandSpec& spec = *q.spec;
+    args.assign(q.args.begin(), q.args.end());
+    if (std::holds_alternative<ShardHandler>(spec.handler)) {
+      ids.push_back(ShardOf(spec, args));
+    } else if ((spec.flags & kItemKey) && args.size() > 2) {
+      ids.push_back(shards.ShardForItem(args[1], args[2]));
+    } else if (spec.first_key > 0) {
+      ForEachKeyIndex(spec, args.size(), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
+    } else if (!(spec.flags & kConnection)) {
+      // No keys to go by (FLUSHALL, KEYS, INFO, container-wide commands): every shard.
+      ids.resize(shards.size());
+      for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+      return ids;
+    }
+  }
+  return ids;
+}
+
+awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
+  std::string* out = reply.buffer();
+  if (!session_.multi.active) {
+    ChargeRefusal();
+    co_return reply.Error(errors::kExecWithoutMulti);
+  }
+  if (session_.multi.aborted) {
+    EndTransaction(server_, session_);
+    ChargeRefusal();
+    co_return reply.Error(errors::kExecAbort);
+  }
+  ShardSet::AtomicStep step(server_.shards(), TransactionFootprint());
+  bool watched_changed =
+      session_.info->watcher.IsDirty() || WatchedKeyExpired(server_, session_, server_.clock().NowMs());
+  // Like Redis: unwatch before running, so that the transaction's own writes do not count.
+  UnwatchAll(server_, session_);
+  if (watched_changed) {
+    EndTransaction(server_, session_);
+    session_.last_charge = 0;
+    co_return reply.NullArray();
+  }
+  ThreadCounters& counters = server_.counters(session_.home);
+  transaction_charge_ = 0;
+  // Until it ends, CLIENT LIST still shows the client in MULTI (flag x, multi=N), as Redis does.
+  const std::vector<Transaction::Queued> queued = std::exchange(session_.multi, Transaction{}).queued;
+  reply.ArrayHeader(queued.size());
+  std::vector<std::string_view> args;
+  for (size_t i = 0; i < queued.size(); ++i) {
+    const Transaction::Queued& q = queued[i];
+    args.assign(q.args.begin(), q.args.end());
+    counters.Bump(counters.commands);
+    // Runs without suspending (YieldThread does nothing inside an atomic step).
+    if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
+  }
+  EndTransaction(server_, session_);
+  session_.last_charge = transaction_charge_;
 }
 
 }  // namespace lapse::server

@@ -8,6 +8,10 @@
 // (ShardSet::WithShard), so its reply is simply appended: commands reach their shards in
 // batch order and a client observes its own writes exactly as with a single-threaded server.
 //
+// Inside MULTI the same checks decide between QUEUED and a refusal that dooms the
+// transaction (server/transaction_commands.cc); EXEC then runs the queue through
+// RunTransaction as one atomic step.
+//
 // A batch may stop early, once its replies reach `flush_at` bytes, so that the connection
 // can write what it has before going on: a client pipelining many large reads never makes
 // the server hold all their replies at once.
@@ -37,9 +41,33 @@ class Dispatcher {
   awaitable<size_t> Execute(std::span<const std::vector<std::string_view>> batch, std::string* out,
                             size_t flush_at = SIZE_MAX);
 
+  // EXEC: runs the queued commands as one atomic step over every shard they and the watched
+  // keys live on, replying with the array of their replies (or EXECABORT, or a null array
+  // when a watched key changed). The charge is the sum of the commands' charges.
+  awaitable<void> RunTransaction(protocol::ReplyWriter& reply);
+
  private:
-  // Writes an error and returns nullptr unless the command may run now.
-  const CommandSpec* Admit(const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  // The verdict on a command: `spec` when the name is known (even if refused), and the
+  // error it gets, empty when it may run.
+  struct Admission {
+    const CommandSpec* spec = nullptr;
+    std::string error;
+    bool ok() const { return error.empty(); }
+  };
+  Admission Admit(const std::vector<std::string_view>& args);
+  // Replies to a refused command; inside MULTI a refusal dooms the transaction, and a
+  // refused EXEC ends it at once (its error then says EXECABORT, as Redis's does).
+  void Refuse(const Admission& admission, protocol::ReplyWriter& reply);
+  // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
+  // since queuing takes memory too: Redis 7.0's rule).
+  bool RefusedForMemory(const CommandSpec& spec) const;
+  void Queue(const CommandSpec& spec, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
+  // all of them when a command's footprint is not known from its keys.
+  std::vector<uint32_t> TransactionFootprint() const;
+  // Runs an admitted shard or connection command and returns true; false for a fan-out
+  // command, which the caller then awaits with RunFanoutCommand.
+  bool RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out);
   // enable-debug-command's verdict for this client.
   bool DebugAllowed() const;
   // Charges a command Admit refused.
@@ -55,12 +83,14 @@ class Dispatcher {
   void SettleConnCharge(const CommandSpec& spec, const ConnCommand& cmd, bool rejected);
   void RecordCharge(const CommandSpec& spec, double charge) {
     if (!(spec.flags & kNoCharge)) session_.last_charge = charge;
+    transaction_charge_ += charge;
   }
   // What CLIENT LIST shows as cmd=: a name that lives in the command table, or nullptr.
   void RecordLastCommand(const std::string* name) { session_.info->last_command.store(name, std::memory_order_relaxed); }
 
   Server& server_;
   ClientSession& session_;
+  double transaction_charge_ = 0;  // what the commands of the running EXEC cost so far
 };
 
 }  // namespace lapse::server

@@ -486,6 +486,8 @@ void CmdScan(ConnCommand& c) {
 
 // Lets the connection's thread serve others before the next round of a long command.
 awaitable<void> YieldThread(ConnCommand& c) {
+  // Inside EXEC the command holds its shards and finishes at once: nobody else may run.
+  if (ShardSet::InAtomicStep()) co_return;
   co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
 }
 
@@ -599,8 +601,9 @@ void CmdSwapDb(ConnCommand& c) {
     c.reply.Error(errors::kDbIndexOutOfRange);
     return;
   }
+  int64_t now = c.server.clock().NowMs();
   c.server.shards().RunAtomicOnAll(
-      [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b)); });
+      [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b), now); });
   c.reply.Ok();
 }
 

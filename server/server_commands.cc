@@ -63,6 +63,7 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   out.push_back(f & kFast ? "@fast" : "@slow");
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
   if (f & kConnection) out.push_back("@connection");
+  if (spec.group == "transactions") out.push_back("@transaction");
   return out;
 }
 
@@ -171,9 +172,8 @@ void CmdCommand(ConnCommand& c) {
   Args cmd = c.args.subspan(2);
   if (spec->first_key == 0) return c.reply.Error(errors::kCommandHasNoKeys);
   if (!ArityOk(*spec, cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
-  size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : static_cast<size_t>(spec->last_key);
   std::vector<std::string_view> keys;
-  for (size_t i = spec->first_key; i <= last && i < cmd.size(); i += std::max(1, spec->key_step)) keys.push_back(cmd[i]);
+  ForEachKeyIndex(*spec, cmd.size(), [&](size_t i) { keys.push_back(cmd[i]); });
   c.reply.ArrayHeader(keys.size());
   for (auto k : keys) c.reply.Bulk(k);
 }

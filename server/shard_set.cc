@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <spdlog/spdlog.h>
+
 namespace lapse::server {
 
 namespace {
@@ -65,6 +67,26 @@ ShardSet::LockSet::LockSet(ShardSet& set, std::span<const uint32_t> ids) : set_(
 
 ShardSet::LockSet::~LockSet() {
   for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
+}
+
+ShardSet::AtomicStep::AtomicStep(ShardSet& set, std::vector<uint32_t> ids) : set_(set), ids_(std::move(ids)) {
+  std::sort(ids_.begin(), ids_.end());
+  ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+  for (uint32_t id : ids_) set_.slots_[id]->mu.lock();
+  tls_step_ = this;
+}
+
+ShardSet::AtomicStep::~AtomicStep() {
+  tls_step_ = nullptr;
+  for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
+}
+
+void ShardSet::AtomicStep::Require(uint32_t id) {
+  auto at = std::lower_bound(ids_.begin(), ids_.end(), id);
+  if (at != ids_.end() && *at == id) return;
+  spdlog::error("atomic step needed shard {} outside its footprint; locking it out of order", id);
+  set_.slots_[id]->mu.lock();
+  ids_.insert(at, id);
 }
 
 bool ShardSet::ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms) {

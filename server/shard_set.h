@@ -17,6 +17,11 @@
 // and a step that locks a shard excludes every other command on it, as Redis's single
 // thread does. A step on one shard is just that shard's lock.
 //
+// A step made of whole commands (EXEC, and later scripts) holds its shards through an
+// AtomicStep: the commands it runs find their shards already held by their thread and take no
+// lock. Such a step never suspends (YieldThread does nothing inside it), so no other client
+// of the thread runs while it holds them.
+//
 // Background reclamation: thread t reclaims the shards t, t+T, t+2T, ... in slices of at
 // most kSliceBudget under each shard's lock, resting between slices, so that a mass expiry
 // neither holds a lock long enough to stall another thread nor takes the thread from its
@@ -74,6 +79,10 @@ class ShardSet {
   template <typename Fn>
   decltype(auto) WithShard(uint32_t id, Fn&& fn) {
     Slot& slot = *slots_[id];
+    if (tls_step_ != nullptr) [[unlikely]] {
+      tls_step_->Require(id);
+      return fn(slot.shard);
+    }
     std::lock_guard lock(slot.mu);
     return fn(slot.shard);
   }
@@ -93,6 +102,11 @@ class ShardSet {
   // allowed): no other command touches any of them meanwhile, and step may use shard(id).
   template <typename Step>
   void RunHolding(std::span<const uint32_t> ids, Step&& step) {
+    if (tls_step_ != nullptr) [[unlikely]] {
+      for (uint32_t id : ids) tls_step_->Require(id);
+      step();
+      return;
+    }
     if (ids.size() == 1) {
       WithShard(ids[0], [&](engine::Shard&) { step(); });
       return;
@@ -111,6 +125,27 @@ class ShardSet {
   void RunAtomicOnAll(Fn&& fn) {
     RunAtomic(all_ids_, fn);
   }
+
+  // Holds the shards in `ids` (any order, repeats allowed) for its lifetime, as one atomic
+  // step of the calling thread: every command the thread runs meanwhile uses them without
+  // locking. Steps do not nest, and the thread must not suspend while one is alive.
+  class AtomicStep {
+   public:
+    AtomicStep(ShardSet& set, std::vector<uint32_t> ids);
+    ~AtomicStep();
+    AtomicStep(const AtomicStep&) = delete;
+    AtomicStep& operator=(const AtomicStep&) = delete;
+    // A command inside the step needs shard `id`. The step's footprint should already hold
+    // it; if not (a command whose keys the table does not describe), it is locked now, out
+    // of order, and logged as the bug it is.
+    void Require(uint32_t id);
+
+   private:
+    ShardSet& set_;
+    std::vector<uint32_t> ids_;  // sorted, unique
+  };
+  // True inside an AtomicStep of the calling thread.
+  static bool InAtomicStep() { return tls_step_ != nullptr; }
 
   // Decides, per expired item, whether background reclamation may delete it now (the
   // request-unit budget). Set before Start().
@@ -148,6 +183,8 @@ class ShardSet {
     ShardSet& set_;
     std::vector<uint32_t> ids_;
   };
+
+  static inline constinit thread_local AtomicStep* tls_step_ = nullptr;
 
   awaitable<void> ReclaimLoop(size_t thread);
   // One reclaim slice on shard `id` under its lock; true while more is due.

@@ -253,6 +253,7 @@ void CmdAppend(ShardCommand& c) {
   std::memcpy(e->mutable_value() + len, tail.data(), tail.size());
   e->set_value_len(static_cast<uint32_t>(len + tail.size()));
   e->set_string_encoding(engine::StringEncoding::kRaw);
+  c.db.Touch(key);
   c.reply.Integer(static_cast<int64_t>(len + tail.size()));
 }
 
@@ -304,6 +305,7 @@ void CmdSetRange(ShardCommand& c) {
   }
   std::memcpy(e->mutable_value() + offset, patch.data(), patch.size());
   e->set_string_encoding(engine::StringEncoding::kRaw);
+  c.db.Touch(key);
   c.reply.Integer(static_cast<int64_t>(e->value().size()));
 }
 

@@ -1,6 +1,6 @@
-"""Randomized differential testing: a seeded generator builds sequences of string and key
-commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a FLUSHALLed
-start, and the replies must be identical byte for byte. test_differential.py checks a fixed
+"""Randomized differential testing: a seeded generator builds sequences of string, key and
+transaction commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a
+FLUSHALLed start, and the replies must be identical byte for byte. test_differential.py checks a fixed
 script; this file finds the combinations nobody thought of.
 
   - Keys come from a small set so that commands collide; values include binary bytes,
@@ -59,9 +59,14 @@ class Generator:
     """One sequence's commands. Deadlines are drawn without repetition so that GT/LT never
     compare two deadlines set a few milliseconds apart."""
 
+    # normalize() rewrites their replies (keys in the server's own order, times that depend
+    # on the clock), which it cannot do inside EXEC's array: they are never queued.
+    NOT_QUEUED = ("KEYS", "SCANALL", "RANDOMKEY", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
+
     def __init__(self, rng: random.Random):
         self.rng = rng
         self.used = set()
+        self.in_multi = False  # as far as the generator can tell
 
     def key(self):
         return self.rng.choice(KEYS)
@@ -188,19 +193,32 @@ class Generator:
             (1, lambda: ["SWAPDB", str(rng.randint(0, 2)), str(rng.randint(0, 2))]),
             (1, lambda: ["FLUSHDB"] if rng.random() < 0.5 else ["DBSIZE"]),
             (1, lambda: ["OBJECT", "ENCODING", k()]),
+            # transactions: queued commands, refusals that doom them, and WATCH against own writes
+            (3, lambda: ["MULTI"]),
+            (3, lambda: ["EXEC"]),
+            (1, lambda: ["DISCARD"]),
+            (2, lambda: ["WATCH"] + self.keys(1, 2)),
+            (1, lambda: ["UNWATCH"]),
         ]
         total = sum(w for w, _ in builders)
-        pick = rng.uniform(0, total)
-        for weight, build in builders:
-            pick -= weight
-            if pick <= 0:
+        while True:
+            pick = rng.uniform(0, total)
+            for weight, build in builders:
+                pick -= weight
+                if pick <= 0:
+                    break
+            cmd = build()
+            if not (self.in_multi and cmd[0] in self.NOT_QUEUED):
                 break
-        cmd = build()
         r = rng.random()
         if r < 0.02 and len(cmd) > 1 and cmd[0] != "SCANALL":  # a wrong arity, mostly
             cmd = cmd[:-1]
         elif r < 0.03 and cmd[0] != "SCANALL":
             cmd = cmd + [self.value()]
+        if cmd == ["MULTI"]:
+            self.in_multi = True
+        elif cmd[0] in ("EXEC", "DISCARD"):
+            self.in_multi = False
         return tuple(cmd)
 
 
@@ -281,6 +299,8 @@ def run(port: int, commands, client: RawClient | None = None):
             else:
                 pending.append(cmd)
         flush()
+        # Leave a transaction the sequence left open, so that the keyspace is read at once.
+        c.pipeline_raw([("DISCARD",), ("UNWATCH",)])
         out.append(keyspace(c))
         return out
     finally:
@@ -342,7 +362,7 @@ def test_generator_is_seeded_and_covers_every_command():
                      "INCRBYFLOAT", "DEL", "UNLINK", "EXISTS", "TYPE", "TOUCH", "RENAME", "RENAMENX", "COPY",
                      "MOVE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "TTL", "PTTL", "EXPIRETIME",
                      "PEXPIRETIME", "PERSIST", "KEYS", "SCANALL", "RANDOMKEY", "DBSIZE", "SELECT", "SWAPDB",
-                     "FLUSHDB", "OBJECT"}
+                     "FLUSHDB", "OBJECT", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"}
 
 
 def test_shrink_finds_a_minimal_failing_subsequence():

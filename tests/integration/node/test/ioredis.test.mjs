@@ -260,6 +260,33 @@ describe('ioredis against lapse-server', () => {
     await assert.rejects(redis.call('get'), (err) => err.message === "ERR wrong number of arguments for 'get' command");
   });
 
+  test('multi(): MULTI/EXEC with per-command results and runtime errors', async () => {
+    await redis.set('text', 'x');
+    const results = await redis.multi().set('m', '1').incr('m').incr('text').get('m').exec();
+    assert.equal(results.length, 4);
+    assert.deepEqual(results[0], [null, 'OK']);
+    assert.deepEqual(results[1], [null, 2]);
+    assert.equal(results[2][0].message, 'ERR value is not an integer or out of range');
+    assert.deepEqual(results[3], [null, '2']);
+  });
+
+  test('multi() with WATCH: a concurrent write makes exec() resolve to null', async () => {
+    const watcher = new Redis({ port: srv.port });
+    await watcher.watch('w');
+    await redis.set('w', 'changed');
+    assert.equal(await watcher.multi().set('w', 'mine').exec(), null);
+    assert.equal(await redis.get('w'), 'changed');
+    await watcher.watch('w');
+    assert.deepEqual(await watcher.multi().set('w', 'mine').exec(), [[null, 'OK']]);
+    watcher.disconnect();
+  });
+
+  test('multi() with a refused command rejects with EXECABORT and changes nothing', async () => {
+    await assert.rejects(redis.multi().set('never', '1').call('nosuchcommand').exec(),
+      (err) => err.message.startsWith('EXECABORT Transaction discarded because of previous errors.'));
+    assert.equal(await redis.get('never'), null);
+  });
+
   test('QUIT', async () => {
     const client = new Redis({ port: srv.port });
     assert.equal(await client.ping(), 'PONG');
