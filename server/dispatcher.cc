@@ -79,19 +79,24 @@ bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
 }
 
 void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply) {
+  size_t before = reply.buffer()->size();
   // Redis answers a refused EXEC in EXECABORT's words and discards, even outside MULTI
   // (which unwatches every key).
   if (admission.spec != nullptr && admission.spec->name == "exec") [[unlikely]] {
     EndTransaction(server_, session_);
-    return reply.Error(errors::ExecAbortBecause(admission.error));
+    reply.Error(errors::ExecAbortBecause(admission.error));
+  } else {
+    if (session_.multi.active) session_.multi.aborted = true;
+    reply.Error(admission.error);
   }
-  if (session_.multi.active) session_.multi.aborted = true;
-  reply.Error(admission.error);
+  server_.error_stats().CountIfError(*reply.buffer(), before);
 }
 
 void Dispatcher::Queue(const CommandSpec& spec, const std::vector<std::string_view>& args,
                        protocol::ReplyWriter& reply) {
   Transaction& multi = session_.multi;
+  // Like Redis, a transaction already doomed keeps nothing: EXEC will run none of it.
+  if (multi.aborted || session_.info->watcher.IsDirty()) return reply.SimpleString("QUEUED");
   multi.queued.push_back(Transaction::Queued{&spec, std::vector<std::string>(args.begin(), args.end())});
   session_.info->multi_queued.store(static_cast<int64_t>(multi.queued.size()), std::memory_order_relaxed);
   reply.SimpleString("QUEUED");
@@ -128,6 +133,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
   });
   RecordCharge(spec, charge);
+  server_.error_stats().CountIfError(*out, before);
 }
 
 void Dispatcher::SettleConnCharge(const CommandSpec& spec, const ConnCommand& cmd, bool rejected) {
@@ -140,6 +146,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   ConnCommand cmd{session_, server_, std::span(args), reply};
   std::get<ConnHandler>(spec.handler)(cmd);
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  server_.error_stats().CountIfError(*out, before);
 }
 
 awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
@@ -150,6 +157,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   cmd.dispatcher = this;
   co_await std::get<FanoutHandler>(spec.handler)(cmd);
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  server_.error_stats().CountIfError(*out, before);
 }
 
 bool Dispatcher::RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out) {

@@ -86,6 +86,7 @@ void Server::ApplySettings() {
 void Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
+  error_stats_.Reset();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
   // A thread's counters are written by that thread alone: the others are zeroed on their
   // own threads, before anything posted to them later.

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "engine/shard.h"
@@ -308,6 +309,7 @@ std::string HumanBytes(uint64_t n) {
 // What INFO server says of the process, fixed for its lifetime.
 struct ProcessFacts {
   std::string run_id;      // 40 random hex digits, as Redis's: tells restarts apart
+  std::string replid;      // the replication id INFO replication shows, random the same way
   std::string os;          // "Linux 6.1.0 x86_64", from uname
   std::string executable;  // absolute path of the binary
   std::string compiler;
@@ -323,6 +325,7 @@ struct ProcessFacts {
     std::random_device rd;
     static constexpr char kHex[] = "0123456789abcdef";
     for (int i = 0; i < 40; ++i) f.run_id.push_back(kHex[rd() % 16]);
+    for (int i = 0; i < 40; ++i) f.replid.push_back(kHex[rd() % 16]);
     struct utsname u {};
     f.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "Linux";
     std::error_code ec;
@@ -359,6 +362,16 @@ void Line(std::string& out, std::string_view name, const std::string& value) {
   out.append("\r\n");
 }
 void Line(std::string& out, std::string_view name, uint64_t value) { Line(out, name, std::to_string(value)); }
+
+// getrusage's system or user time, as Redis formats it ("%ld.%06ld").
+std::string CpuSeconds(int who, bool user) {
+  struct rusage usage {};
+  getrusage(who, &usage);
+  const timeval& t = user ? usage.ru_utime : usage.ru_stime;
+  char buf[48];
+  snprintf(buf, sizeof buf, "%ld.%06ld", static_cast<long>(t.tv_sec), static_cast<long>(t.tv_usec));
+  return buf;
+}
 
 void CmdInfo(ConnCommand& c) {
   std::vector<std::string> wanted;
@@ -510,6 +523,62 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "evicted_keys", uint64_t{0});
     Line(out, "keyspace_hits", hits);
     Line(out, "keyspace_misses", misses);
+    Line(out, "total_error_replies", c.server.error_stats().total());
+    Line(out, "unexpected_error_replies", uint64_t{0});
+  }
+  if (want("replication")) {
+    // No replicas yet: Redis's figures for a master that never had one.
+    section("Replication");
+    Line(out, "role", std::string("master"));
+    Line(out, "connected_slaves", uint64_t{0});
+    Line(out, "master_failover_state", std::string("no-failover"));
+    Line(out, "master_replid", ProcessFacts::Get().replid);
+    Line(out, "master_replid2", std::string(40, '0'));
+    Line(out, "master_repl_offset", uint64_t{0});
+    Line(out, "second_repl_offset", std::string("-1"));
+    Line(out, "repl_backlog_active", uint64_t{0});
+    Line(out, "repl_backlog_size", uint64_t{1048576});
+    Line(out, "repl_backlog_first_byte_offset", uint64_t{0});
+    Line(out, "repl_backlog_histlen", uint64_t{0});
+  }
+  if (want("cpu")) {
+    section("CPU");
+    // lapse has no main thread: the _main_thread figures are those of the event-loop thread
+    // that answers this INFO.
+    Line(out, "used_cpu_sys", CpuSeconds(RUSAGE_SELF, false));
+    Line(out, "used_cpu_user", CpuSeconds(RUSAGE_SELF, true));
+    Line(out, "used_cpu_sys_children", CpuSeconds(RUSAGE_CHILDREN, false));
+    Line(out, "used_cpu_user_children", CpuSeconds(RUSAGE_CHILDREN, true));
+    Line(out, "used_cpu_sys_main_thread", CpuSeconds(RUSAGE_THREAD, false));
+    Line(out, "used_cpu_user_main_thread", CpuSeconds(RUSAGE_THREAD, true));
+  }
+  if (want("modules")) section("Modules");
+  if (want("errorstats")) {
+    section("Errorstats");
+    for (const auto& [code, count] : c.server.error_stats().ByCode()) {
+      Line(out, "errorstat_" + code, "count=" + std::to_string(count));
+    }
+  }
+  if (want("cluster")) {
+    section("Cluster");
+    Line(out, "cluster_enabled", uint64_t{0});
+  }
+  if (want("keyspace")) {
+    section("Keyspace");
+    size_t ndb = static_cast<size_t>(c.server.settings().databases);
+    for (size_t d = 0; d < ndb; ++d) {
+      DbFigures total;
+      for (auto& f : figures) {
+        total.keys += f.dbs[d].keys;
+        total.expires += f.dbs[d].expires;
+        total.weighted_ttl_ms += f.dbs[d].weighted_ttl_ms;
+        total.ttl_weight += f.dbs[d].ttl_weight;
+      }
+      if (total.keys == 0) continue;
+      auto avg = total.ttl_weight ? static_cast<int64_t>(total.weighted_ttl_ms / total.ttl_weight) : 0;
+      Line(out, "db" + std::to_string(d),
+           "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) + ",avg_ttl=" + std::to_string(avg));
+    }
   }
   if (want("ru")) {
     section("RU");
@@ -545,28 +614,6 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "reclaim_lag_max_ms", rs.lag.max());
     Line(out, "keys_reclaim_backlog", static_cast<uint64_t>(stale + 0.5L));
     Line(out, "keys_expire_lag_max_ms", lag_max);
-  }
-  if (want("replication")) {
-    section("Replication");
-    Line(out, "role", std::string("master"));
-    Line(out, "connected_slaves", uint64_t{0});
-  }
-  if (want("keyspace")) {
-    section("Keyspace");
-    size_t ndb = static_cast<size_t>(c.server.settings().databases);
-    for (size_t d = 0; d < ndb; ++d) {
-      DbFigures total;
-      for (auto& f : figures) {
-        total.keys += f.dbs[d].keys;
-        total.expires += f.dbs[d].expires;
-        total.weighted_ttl_ms += f.dbs[d].weighted_ttl_ms;
-        total.ttl_weight += f.dbs[d].ttl_weight;
-      }
-      if (total.keys == 0) continue;
-      auto avg = total.ttl_weight ? static_cast<int64_t>(total.weighted_ttl_ms / total.ttl_weight) : 0;
-      Line(out, "db" + std::to_string(d),
-           "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) + ",avg_ttl=" + std::to_string(avg));
-    }
   }
   c.reply.Verbatim(out);
 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from lapse_harness import RespError
+
 # command (after `present` = "v" and `counter` = "5" are set): (hits, misses) it adds.
 LOOKUPS = {
     'GET present': (1, 0),
@@ -142,3 +144,74 @@ def test_expired_stale_perc_and_backlog_count_expired_keys_not_yet_deleted(r):
         pass
     assert r.info("stats")["expired_stale_perc"] == 0.0
     assert "expires" not in keyspace_line(r) or keyspace_line(r)["expires"] == 0
+
+
+# ---- sections and errorstats, against redis-server ----
+
+def _sections(raw_info: str):
+    """{section title: [field names]} in order, from INFO's text."""
+    out, current = {}, None
+    for line in raw_info.split("\r\n"):
+        if line.startswith("# "):
+            current = line[2:]
+            out[current] = []
+        elif line and current is not None:
+            out[current].append(line.split(":", 1)[0])
+    return out
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    import shutil
+
+    from conftest import running_server
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed")
+    with running_server(kind="redis") as srv:
+        yield srv
+
+
+# Sections both have, with the fields lapse gives in full (the others are partial: issue 18).
+COMPLETE_SECTIONS = ("Replication", "CPU", "Modules", "Cluster")
+
+
+@pytest.mark.lapse_only
+def test_sections_in_redis_order_with_redis_fields(clean, redis_server):
+    with clean.client() as c, redis_server.client() as rc:
+        mine = _sections(c.call("INFO", "everything").decode())
+        theirs = _sections(rc.call("INFO", "everything").decode())
+    shared = [s for s in theirs if s in mine]
+    # The sections both have come in Redis's order; lapse's own (RU, Reclaim) come last.
+    assert [s for s in mine if s in theirs] == shared
+    assert set(mine) - set(theirs) == {"RU", "Reclaim"}
+    assert list(mine)[-2:] == ["RU", "Reclaim"]
+    for section in COMPLETE_SECTIONS:
+        assert mine[section] == theirs[section], section
+    # redis-py's own test suite reads these from a plain INFO.
+    with clean.client() as c:
+        default = _sections(c.call("INFO").decode())
+    assert "cluster_enabled" in default["Cluster"]
+    assert "role" in default["Replication"]
+
+
+def test_errorstats_count_each_error_by_its_code(r, clean):
+    r.config_resetstat()
+    r.set("s", "x")
+    for _ in range(3):
+        with pytest.raises(Exception):
+            r.incr("s")  # ERR
+    with pytest.raises(Exception):
+        r.execute_command("NOSUCHCOMMAND")  # ERR, refused before it runs
+    with pytest.raises(Exception):
+        r.execute_command("EXEC", "x")  # EXECABORT
+    with clean.client() as c:
+        assert c.call("MULTI") == "OK"
+        c.call("INCR", "s")
+        assert isinstance(c.call("EXEC")[0], RespError)  # an error inside EXEC counts too
+    info = r.info("errorstats")
+    assert info == {"errorstat_ERR": "count=5", "errorstat_EXECABORT": "count=1"}
+    assert r.info("stats")["total_error_replies"] == 6
+    r.config_resetstat()
+    assert r.info("errorstats") == {}
+    assert r.info("stats")["total_error_replies"] == 0
