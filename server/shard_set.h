@@ -9,7 +9,7 @@
 //
 // Why not thread-per-core: posting a request to the thread that owns its shard and waking
 // the caller back was measured at about 4 us per request at pipeline 1 on 2 threads, more
-// than Redis spends on the whole request (issue 11 has the figures).
+// than Redis spends on the whole request (bench/RESULTS.md, "Issue 11", has the figures).
 //
 // Atomic steps (MSET, RENAME, FLUSHALL, ... and later MULTI/EXEC and scripts) lock every
 // shard they touch in ascending index order, run, and unlock. Every thread takes locks in
