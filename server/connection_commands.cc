@@ -1,5 +1,5 @@
 // Connection family: commands that concern only the calling client (PING, ECHO, QUIT,
-// HELLO, AUTH, SELECT, CLIENT). They run on the connection's thread and touch no shard.
+// HELLO, AUTH, SELECT, RESET, CLIENT). They run on the connection's thread and touch no shard.
 #include <chrono>
 #include <cstring>
 
@@ -12,6 +12,7 @@
 #include "server/command_table.h"
 #include "server/help_reply.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace lapse::server {
 
@@ -141,6 +142,24 @@ void CmdSelect(ConnCommand& c) {
   c.reply.Ok();
 }
 
+// Back to a fresh connection's state: no transaction or watched keys, database 0, RESP2,
+// no name, and authenticated only if the default user needs no password (Redis 7.0's
+// clearClientConnectionState).
+void CmdReset(ConnCommand& c) {
+  EndTransaction(c.server, c.session);
+  c.session.db = 0;
+  c.session.info->db.store(0);
+  c.session.resp = protocol::RespVersion::kResp2;
+  c.session.info->resp.store(2);
+  c.server.clients().SetName(*c.session.info, "");
+  c.session.authenticated = c.server.config().requirepass().empty();
+  c.reply.set_version(protocol::RespVersion::kResp2);
+  c.reply.SimpleString("RESET");
+}
+
+// Without cluster support Redis refuses both.
+void CmdReadOnlyOrWrite(ConnCommand& c) { c.reply.Error(errors::kClusterDisabled); }
+
 // Redis's client types. Every lapse client is a normal one: no replication, no pub/sub.
 bool KnownClientType(std::string_view type) {
   for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"}) {
@@ -224,6 +243,12 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add({"auth", -2, kNoAuth | kFast | kConnection, 0, 0, 0, CmdAuth, "connection", "Authenticates the connection."});
   table.Add({"hello", -1, kNoAuth | kFast | kConnection, 0, 0, 0, CmdHello, "connection", "Handshakes with the server."});
   table.Add({"select", 2, kFast | kConnection, 0, 0, 0, CmdSelect, "connection", "Changes the selected database."});
+  table.Add({"reset", 1, kNoAuth | kFast | kConnection | kNotQueued, 0, 0, 0, CmdReset, "connection",
+             "Reset the connection"});
+  table.Add({"readonly", 1, kFast | kConnection, 0, 0, 0, CmdReadOnlyOrWrite, "cluster",
+             "Enables read queries for a connection to a cluster replica node"});
+  table.Add({"readwrite", 1, kFast | kConnection, 0, 0, 0, CmdReadOnlyOrWrite, "cluster",
+             "Disables read queries for a connection to a cluster replica node"});
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
   table.Add({"client", -2, 0, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
             {{"getname", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"setinfo", 4}, {"setname", 3}});

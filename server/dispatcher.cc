@@ -72,7 +72,7 @@ bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
       refusable = std::any_of(session_.multi.queued.begin(), session_.multi.queued.end(),
                               [](const Transaction::Queued& q) { return (q.spec->flags & kDenyOom) != 0; });
     } else {
-      refusable = spec.name != "discard" && spec.name != "quit";
+      refusable = spec.name != "discard" && spec.name != "quit" && spec.name != "reset";
     }
   }
   return refusable && server_.OverMaxmemory();

@@ -618,6 +618,53 @@ void CmdInfo(ConnCommand& c) {
   c.reply.Verbatim(out);
 }
 
+// ---- Replication stand-ins: lapse is a master without replicas ----
+
+void CmdRole(ConnCommand& c) {
+  c.reply.ArrayHeader(3);
+  c.reply.Bulk("master");
+  c.reply.Integer(0);  // replication offset
+  c.reply.ArrayHeader(0);
+}
+
+// No replica ever acknowledges: WAIT for none answers 0 at once; WAIT for some waits out its
+// timeout (0: for ever) and answers 0, as a Redis master without replicas does. Inside
+// MULTI it never blocks. (A client that disconnects while waiting for ever keeps its
+// connection's memory until the server stops: no read is pending to notice it.)
+awaitable<void> CmdWait(ConnCommand& c) {
+  int64_t replicas = 0, timeout_ms = 0;
+  if (!protocol::ParseInt64(c.args[1], &replicas)) co_return c.reply.Error(errors::kNotInteger);
+  if (!protocol::ParseInt64(c.args[2], &timeout_ms)) co_return c.reply.Error(errors::kTimeoutNotInteger);
+  if (timeout_ms < 0) co_return c.reply.Error(errors::kTimeoutNegative);
+  if (replicas > 0 && !ShardSet::InAtomicStep()) {
+    constexpr int64_t kForever = int64_t{100} * 365 * 24 * 3600 * 1000;
+    asio::steady_timer timer(c.server.shards().context(c.session.home));
+    timer.expires_after(std::chrono::milliseconds(timeout_ms == 0 ? kForever : std::min(timeout_ms, kForever)));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+  c.reply.Integer(0);
+}
+
+// lapse's own art: an hourglass, since everything here runs out of time eventually.
+void CmdLolwut(ConnCommand& c) {
+  int64_t version = 0;
+  if (c.args.size() >= 3 && EqualsIgnoreCase(c.args[1], "VERSION") && !protocol::ParseInt64(c.args[2], &version))
+    return c.reply.Error(errors::kNotInteger);
+  std::string art =
+      " _________\n"
+      " \\:::::::/\n"
+      "  \\:::::/\n"
+      "   \\:::/\n"
+      "    ): (\n"
+      "   / .  \\\n"
+      "  /  :   \\\n"
+      " /__:::___\\\n"
+      "\nEvery key has its time.\n"
+      "lapse ver. " LAPSE_VERSION " (Redis 7.0 compatible)\n";
+  c.reply.Verbatim(art);
+}
+
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
@@ -629,6 +676,12 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"info", -1, kDangerous, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
+  table.Add({"role", 1, kFast | kDangerous, 0, 0, 0, CmdRole, "server",
+             "Return the role of the instance in the context of replication"});
+  table.Add({"wait", 3, 0, 0, 0, 0, CmdWait, "generic",
+             "Wait for the synchronous replication of all the write commands sent in the context of the current "
+             "connection"});
+  table.Add({"lolwut", -1, kReadOnly | kFast, 0, 0, 0, CmdLolwut, "server", "Display some computer art and the Redis version"});
 }
 
 }  // namespace lapse::server

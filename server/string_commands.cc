@@ -450,6 +450,7 @@ void RegisterStringCommands(CommandTable& table) {
   table.Add({"strlen", 2, kR | kF, 1, 1, 1, CmdStrlen, "string", "Returns the length of a string value."});
   table.Add({"append", 3, kW | kDenyOom | kF, 1, 1, 1, CmdAppend, "string", "Appends a string to the value of a key."});
   table.Add({"getrange", 4, kR, 1, 1, 1, CmdGetRange, "string", "Returns a substring of the string stored at a key."});
+  table.Add({"substr", 4, kR, 1, 1, 1, CmdGetRange, "string", "Get a substring of the string stored at a key"});
   table.Add({"setrange", 4, kW | kDenyOom, 1, 1, 1, CmdSetRange, "string", "Overwrites a part of a string value with another by an offset."});
   table.Add({"incr", 2, kW | kDenyOom | kF, 1, 1, 1, CmdIncr, "string", "Increments the integer value of a key by one."});
   table.Add({"decr", 2, kW | kDenyOom | kF, 1, 1, 1, CmdDecr, "string", "Decrements the integer value of a key by one."});

@@ -1,0 +1,77 @@
+"""Small server-surface commands of issue 18 (RESET, ROLE, WAIT, READONLY/READWRITE, SUBSTR,
+LOLWUT), compared with Debian's redis-server 7.0 byte for byte where the reply is Redis's."""
+import shutil
+import time
+
+import pytest
+
+from conftest import running_server
+from lapse_harness import RawClient, RespError
+
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
+
+SCRIPT = [
+    ("ROLE",), ("ROLE", "x"),
+    ("WAIT", "0", "0"), ("WAIT", "x", "0"), ("WAIT", "0", "x"), ("WAIT", "x", "y"), ("WAIT", "0", "-1"),
+    ("WAIT", "1", "20"), ("WAIT", "0"),
+    ("READONLY",), ("READWRITE",), ("READONLY", "x"),
+    ("SET", "s", "Hello World"), ("SUBSTR", "s", "0", "4"), ("SUBSTR", "s", "-5", "-1"), ("SUBSTR", "missing", "0", "1"),
+    ("SUBSTR", "s", "x", "1"), ("SUBSTR", "s", "0"),
+    ("RESET", "x"), ("LOLWUT", "VERSION", "x"),
+    # RESET: a fresh connection's state again
+    ("SELECT", "3"), ("CLIENT", "SETNAME", "before"), ("HELLO", "3"), ("RESET",), ("CLIENT", "GETNAME"),
+    ("SET", "where", "db0"), ("SELECT", "3"), ("GET", "where"), ("SELECT", "0"), ("GET", "where"),
+    ("HELLO", "3"), ("GET", "missing"), ("RESET",), ("GET", "missing"),
+    # RESET inside MULTI runs at once and ends the transaction
+    ("MULTI",), ("SET", "m", "1"), ("RESET",), ("EXEC",), ("GET", "m"),
+    # ... and unwatches
+    ("WATCH", "w"), ("SET", "w", "1"), ("RESET",), ("MULTI",), ("PING",), ("EXEC",),
+    # WAIT inside MULTI never blocks
+    ("MULTI",), ("WAIT", "1", "0"), ("EXEC",),
+]
+
+
+def run(port):
+    out = []
+    with RawClient(port) as c:
+        c.call("FLUSHALL")
+        for cmd in SCRIPT:
+            reply = c.call_raw(*cmd)
+            out.append(reply[:1] if cmd[0] == "HELLO" else reply)
+    return out
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    with running_server(kind="redis") as srv:
+        yield srv
+
+
+@needs_redis
+def test_same_replies_as_redis(server, redis_server):
+    expected, actual = run(redis_server.port), run(server.port)
+    diffs = [f"{cmd}\n      redis: {w!r}\n      lapse: {g!r}" for cmd, w, g in zip(SCRIPT, expected, actual) if w != g]
+    assert not diffs, "\n".join(diffs)
+
+
+def test_reset_deauthenticates_when_a_password_is_set(start_server):
+    srv = start_server(options={"requirepass": "pw"})
+    with RawClient(srv.port) as c:
+        assert c.call("AUTH", "pw") == "OK"
+        assert c.call("SET", "k", "v") == "OK"
+        assert c.call("RESET") == "RESET"
+        assert c.call("GET", "k") == RespError("NOAUTH Authentication required.")
+        assert c.call("AUTH", "pw") == "OK"
+        assert c.call("GET", "k") == b"v"
+
+
+def test_wait_for_replicas_waits_out_its_timeout(raw):
+    start = time.monotonic()
+    assert raw.call("WAIT", "1", "150") == 0
+    assert time.monotonic() - start >= 0.14
+
+
+@pytest.mark.lapse_only
+def test_lolwut_draws_and_names_lapse(raw):
+    art = raw.call("LOLWUT")
+    assert b"lapse ver. " in art and art.count(b"\n") >= 8
