@@ -77,6 +77,7 @@ class ClientRegistry {
 struct Transaction {
   struct Queued {
     const CommandSpec* spec;
+    uint32_t stat_id;  // the command's or its subcommand's
     std::vector<std::string> args;
   };
   bool active = false;   // between MULTI and EXEC or DISCARD

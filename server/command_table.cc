@@ -28,7 +28,15 @@ void CommandTable::Add(CommandSpec spec, std::vector<SubcommandSpec> subcommands
   }
   std::string key = spec.name;
   auto [it, inserted] = by_name_.emplace(key, std::move(spec));
-  if (inserted) ordered_.push_back(&it->second);
+  if (!inserted) return;
+  ordered_.push_back(&it->second);
+  CommandSpec& added = it->second;
+  added.stat_id = static_cast<uint32_t>(stat_names_.size());
+  stat_names_.push_back(&added.name);
+  for (SubcommandSpec& sub : added.subcommands) {
+    sub.stat_id = static_cast<uint32_t>(stat_names_.size());
+    stat_names_.push_back(&sub.name);
+  }
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {

@@ -114,6 +114,7 @@ enum CommandFlags : uint32_t {
 struct SubcommandSpec {
   std::string name;  // full, lower case: "<command>|<subcommand>"
   int arity;         // counts the container's name too, as Redis's does
+  uint32_t stat_id = 0;  // its slot in the per-command statistics (INFO commandstats)
   std::string_view Short() const { return std::string_view(name).substr(name.find('|') + 1); }
 };
 
@@ -128,6 +129,7 @@ struct CommandSpec {
   std::string group;    // for COMMAND DOCS
   std::string summary;  // for COMMAND DOCS
   std::vector<SubcommandSpec> subcommands = {};  // empty unless a container command
+  uint32_t stat_id = 0;  // its slot in the per-command statistics; a container's subcommands have their own
 
   // Case-insensitive; nullptr when `sub` is none of the subcommands.
   const SubcommandSpec* FindSubcommand(std::string_view sub) const;
@@ -141,6 +143,10 @@ class CommandTable {
   // Case-insensitive lookup; nullptr when unknown.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<const CommandSpec*>& All() const { return ordered_; }
+  // Statistics slots: one per command and one per subcommand, named as INFO commandstats
+  // names them ("get", "client|list").
+  size_t stat_count() const { return stat_names_.size(); }
+  const std::string& stat_name(uint32_t id) const { return *stat_names_[id]; }
   // `rename-command old new`: new == "" disables the command. As in Redis the command is then
   // found by its new name but keeps its own in replies (arity errors, COMMAND). Returns Redis's
   // start-up error for an unknown command or a name already taken.
@@ -149,6 +155,7 @@ class CommandTable {
  private:
   std::unordered_map<std::string, CommandSpec> by_name_;
   std::vector<const CommandSpec*> ordered_;
+  std::vector<const std::string*> stat_names_;  // point into by_name_'s nodes, which stay put
 };
 
 // Calls fn(i) for every argument index i that the spec's key positions (first, last, step,

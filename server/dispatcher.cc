@@ -34,18 +34,22 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     return verdict;
   }
   verdict.spec = spec;
+  verdict.stat_id = spec->stat_id;
   // A container's subcommand is a command of its own to Redis: its own arity, its own name.
   const std::string* name = &spec->name;
   int arity = spec->arity;
   if (!spec->subcommands.empty() && args.size() > 1) {
     const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
     if (sub == nullptr) {
+      // Like Redis, no command was found: nothing to count a rejection against.
       RecordLastCommand(nullptr);
+      verdict.spec = nullptr;
       verdict.error = errors::UnknownSubcommand(args[1], spec->name);
       return verdict;
     }
     name = &sub->name;
     arity = sub->arity;
+    verdict.stat_id = sub->stat_id;
   }
   // Like Redis, a command counts as the client's last even when refused below.
   RecordLastCommand(name);
@@ -80,6 +84,9 @@ bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
 
 void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply) {
   size_t before = reply.buffer()->size();
+  if (admission.spec != nullptr) {
+    ThreadCounters::Bump(server_.counters(session_.home).per_command[admission.stat_id].rejected);
+  }
   // Redis answers a refused EXEC in EXECABORT's words and discards, even outside MULTI
   // (which unwatches every key).
   if (admission.spec != nullptr && admission.spec->name == "exec") [[unlikely]] {
@@ -92,12 +99,23 @@ void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply
   server_.error_stats().CountIfError(*reply.buffer(), before);
 }
 
-void Dispatcher::Queue(const CommandSpec& spec, const std::vector<std::string_view>& args,
+void Dispatcher::CountCall(uint32_t stat_id, std::chrono::steady_clock::time_point start, const std::string& out,
+                           size_t before) {
+  CommandCounters& cc = server_.counters(session_.home).per_command[stat_id];
+  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  ThreadCounters::Bump(cc.calls);
+  ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
+  if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
+}
+
+void Dispatcher::Queue(const Admission& admission, const std::vector<std::string_view>& args,
                        protocol::ReplyWriter& reply) {
+  const CommandSpec& spec = *admission.spec;
   Transaction& multi = session_.multi;
   // Like Redis, a transaction already doomed keeps nothing: EXEC will run none of it.
   if (multi.aborted || session_.info->watcher.IsDirty()) return reply.SimpleString("QUEUED");
-  multi.queued.push_back(Transaction::Queued{&spec, std::vector<std::string>(args.begin(), args.end())});
+  multi.queued.push_back(
+      Transaction::Queued{&spec, admission.stat_id, std::vector<std::string>(args.begin(), args.end())});
   session_.info->multi_queued.store(static_cast<int64_t>(multi.queued.size()), std::memory_order_relaxed);
   reply.SimpleString("QUEUED");
 }
@@ -188,10 +206,13 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     }
     const CommandSpec& spec = *admission.spec;
     if (session_.multi.active && !(spec.flags & kNotQueued)) {
-      Queue(spec, args, reply);
+      Queue(admission, args, reply);
       continue;
     }
+    size_t before = out->size();
+    auto start = std::chrono::steady_clock::now();
     if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+    CountCall(admission.stat_id, start, *out, before);
   }
   co_return ran;
 }
@@ -251,8 +272,11 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     const Transaction::Queued& q = queued[i];
     args.assign(q.args.begin(), q.args.end());
     counters.Bump(counters.commands);
+    size_t before = out->size();
+    auto start = std::chrono::steady_clock::now();
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
+    CountCall(q.stat_id, start, *out, before);
   }
   EndTransaction(server_, session_);
   session_.last_charge = transaction_charge_;

@@ -17,6 +17,7 @@
 // the server hold all their replies at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -51,6 +52,7 @@ class Dispatcher {
   // error it gets, empty when it may run.
   struct Admission {
     const CommandSpec* spec = nullptr;
+    uint32_t stat_id = 0;  // the command's or its subcommand's (INFO commandstats)
     std::string error;
     bool ok() const { return error.empty(); }
   };
@@ -61,7 +63,10 @@ class Dispatcher {
   // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
   // since queuing takes memory too: Redis 7.0's rule).
   bool RefusedForMemory(const CommandSpec& spec) const;
-  void Queue(const CommandSpec& spec, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  void Queue(const Admission& admission, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
+  // Counts a command that ran (INFO commandstats): its call, its time since `start`, and
+  // whether its reply, from out[before] on, is an error.
+  void CountCall(uint32_t stat_id, std::chrono::steady_clock::time_point start, const std::string& out, size_t before);
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.
   std::vector<uint32_t> TransactionFootprint() const;

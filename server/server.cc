@@ -42,6 +42,7 @@ Server::Server(Config& config, engine::Clock& clock)
                                          containers_)),
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
+  for (ThreadCounters& tc : counters_) tc.per_command = std::make_unique<CommandCounters[]>(commands_.stat_count());
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
   // of the current second; serverless, it is never held back but billed at the delete rate.
@@ -96,6 +97,13 @@ void Server::ResetStats(size_t home) {
       tc.commands.store(0, std::memory_order_relaxed);
       tc.net_input_bytes.store(0, std::memory_order_relaxed);
       tc.net_output_bytes.store(0, std::memory_order_relaxed);
+      for (size_t i = 0; i < commands_.stat_count(); ++i) {
+        CommandCounters& cc = tc.per_command[i];
+        cc.calls.store(0, std::memory_order_relaxed);
+        cc.nsec.store(0, std::memory_order_relaxed);
+        cc.rejected.store(0, std::memory_order_relaxed);
+        cc.failed.store(0, std::memory_order_relaxed);
+      }
     };
     if (t == home) {
       reset();

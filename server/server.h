@@ -25,13 +25,24 @@
 
 namespace lapse::server {
 
+// One command's figures in INFO commandstats.
+struct CommandCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> nsec{0};      // summed in nanoseconds; INFO shows microseconds
+  std::atomic<uint64_t> rejected{0};  // refused before running (arity, NOAUTH, OOM, ...)
+  std::atomic<uint64_t> failed{0};    // ran and answered an error
+};
+
 // Counters written by one thread each and summed by INFO.
 struct ThreadCounters {
   std::atomic<uint64_t> commands{0};
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> ru_user_milli{0};
-  void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) { c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed); }
+  std::unique_ptr<CommandCounters[]> per_command;  // by CommandSpec::stat_id
+  static void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
+    c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
 };
 
 // protected-mode's and enable-debug-command local's test, as Redis makes it: the peer is

@@ -385,6 +385,14 @@ void CmdInfo(ConnCommand& c) {
     }
     return false;
   };
+  // Sections INFO gives only when named, or for all and everything (not by default).
+  auto want_explicitly = [&](std::string_view section) {
+    if (all) return true;
+    for (auto& w : wanted) {
+      if (w == section) return true;
+    }
+    return false;
+  };
 
   ShardSet& shards = c.server.shards();
   std::vector<ShardFigures> figures(shards.size());
@@ -553,6 +561,27 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "used_cpu_user_main_thread", CpuSeconds(RUSAGE_THREAD, true));
   }
   if (want("modules")) section("Modules");
+  if (want_explicitly("commandstats")) {
+    section("Commandstats");
+    const CommandTable& table = c.server.commands();
+    for (uint32_t id = 0; id < table.stat_count(); ++id) {
+      uint64_t calls = 0, nsec = 0, rejected = 0, failed = 0;
+      for (size_t t = 0; t < c.server.thread_count(); ++t) {
+        const CommandCounters& cc = c.server.counters(t).per_command[id];
+        calls += cc.calls.load(std::memory_order_relaxed);
+        nsec += cc.nsec.load(std::memory_order_relaxed);
+        rejected += cc.rejected.load(std::memory_order_relaxed);
+        failed += cc.failed.load(std::memory_order_relaxed);
+      }
+      if (calls == 0 && rejected == 0 && failed == 0) continue;
+      uint64_t usec = nsec / 1000;
+      char per_call[32];
+      snprintf(per_call, sizeof per_call, "%.2f", calls ? static_cast<double>(usec) / static_cast<double>(calls) : 0.0);
+      Line(out, "cmdstat_" + table.stat_name(id),
+           "calls=" + std::to_string(calls) + ",usec=" + std::to_string(usec) + ",usec_per_call=" + per_call +
+               ",rejected_calls=" + std::to_string(rejected) + ",failed_calls=" + std::to_string(failed));
+    }
+  }
   if (want("errorstats")) {
     section("Errorstats");
     for (const auto& [code, count] : c.server.error_stats().ByCode()) {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lapse_harness import RespError
+from lapse_harness import RawClient, RespError
 
 # command (after `present` = "v" and `counter` = "5" are set): (hits, misses) it adds.
 LOOKUPS = {
@@ -215,3 +215,42 @@ def test_errorstats_count_each_error_by_its_code(r, clean):
     r.config_resetstat()
     assert r.info("errorstats") == {}
     assert r.info("stats")["total_error_replies"] == 0
+
+
+COMMANDSTATS_SCRIPT = [
+    ("GET", "a"), ("SET", "a"), ("INCR", "s"), ("SET", "s", "x"), ("INCR", "s"), ("CLIENT", "LIST"),
+    ("CLIENT", "NOSUCH"), ("MULTI",), ("GET", "a"), ("NOSUCH",), ("EXEC",), ("MULTI",), ("GET", "a"),
+    ("INCR", "s"), ("EXEC",), ("EXEC", "x"), ("DISCARD",), ("ECHO", "x"), ("WATCH", "a"), ("UNWATCH",),
+]
+
+
+def _commandstats(port):
+    with RawClient(port) as c:
+        c.call("FLUSHALL")
+        c.call("CONFIG", "RESETSTAT")
+        for cmd in COMMANDSTATS_SCRIPT:
+            c.call(*cmd)
+        text = c.call("INFO", "commandstats").decode()
+        default = c.call("INFO").decode()
+    stats = {}
+    for line in text.split("\r\n")[1:]:
+        if not line:
+            continue
+        name, fields = line.split(":", 1)
+        f = dict(kv.split("=") for kv in fields.split(","))
+        stats[name] = (int(f["calls"]), int(f["rejected_calls"]), int(f["failed_calls"]))
+    stats.pop("cmdstat_config|resetstat", None)
+    return stats, "cmdstat_" in default
+
+
+def test_commandstats_count_calls_rejections_and_failures_as_redis(clean, redis_server):
+    mine, mine_in_default = _commandstats(clean.port)
+    theirs, theirs_in_default = _commandstats(redis_server.port)
+    assert mine == theirs
+    assert not mine_in_default and not theirs_in_default
+    # and CONFIG RESETSTAT clears them
+    with RawClient(clean.port) as c:
+        c.call("CONFIG", "RESETSTAT")
+        lines = [l for l in c.call("INFO", "commandstats").decode().split("\r\n") if l.startswith("cmdstat_")]
+    # Only RESETSTAT itself, counted once it has run, as in Redis.
+    assert [l.split(":")[0] for l in lines] == ["cmdstat_config|resetstat"]
