@@ -149,10 +149,15 @@ Option OutputBufferLimitOption() {
       }};
 }
 
-// Accepted so that tools written for Redis (redis-benchmark, clients) start quietly; lapse
-// keeps no persistence, so their value is fixed.
-Option FixedOption(const char* name, const char* value) {
-  return Option{name, true, [](Settings&, std::string_view) -> std::optional<std::string> { return std::nullopt; },
+// Settings of features lapse does not have yet (persistence: issue 17). CONFIG GET answers
+// their one value, which tools read; setting that value again is accepted, since it
+// changes nothing and claims nothing, and any other value is refused, never answered OK.
+Option FixedOption(const char* name, const char* value, const char* why) {
+  return Option{name, true,
+                [value, why](Settings&, std::string_view v) -> std::optional<std::string> {
+                  if (Lower(v) == value) return std::nullopt;
+                  return std::string(why);
+                },
                 [value](const Settings&) { return std::string(value); }};
 }
 
@@ -214,8 +219,8 @@ const std::vector<Option>& Options() {
                return std::nullopt;
              },
              [](const Settings& s) { return s.billing; }},
-      FixedOption("save", ""),
-      FixedOption("appendonly", "no"),
+      FixedOption("save", "", "lapse has no persistence yet (issue 17): save can only be \"\""),
+      FixedOption("appendonly", "no", "lapse has no persistence yet (issue 17): appendonly can only be no"),
   };
   return kOptions;
 }

@@ -126,6 +126,24 @@ def test_databases_option(start_server):
 # ---- CONFIG ----------------------------------------------------------------------------
 
 
+@pytest.mark.lapse_only
+def test_persistence_settings_lapse_lacks_are_refused_not_answered_ok(raw, start_server):
+    # No persistence yet (issue 17): a value that would need it is an error, never an OK
+    # that changes nothing; the value lapse has is accepted, and CONFIG GET is unchanged.
+    assert raw.call("CONFIG", "SET", "appendonly", "yes") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "
+        "lapse has no persistence yet (issue 17): appendonly can only be no")
+    assert raw.call("CONFIG", "SET", "save", "900 1") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'save') - "
+        "lapse has no persistence yet (issue 17): save can only be \"\"")
+    assert raw.call("CONFIG", "GET", "appendonly") == [b"appendonly", b"no"]
+    assert raw.call("CONFIG", "GET", "save") == [b"save", b""]
+    assert raw.call("CONFIG", "SET", "appendonly", "no") == "OK"
+    assert raw.call("CONFIG", "SET", "save", "") == "OK"
+    with pytest.raises(Exception):
+        start_server(options={"appendonly": "yes"})
+
+
 def test_config_get(server, r, raw):
     assert r.config_get("port") == {"port": str(server.port)}
     assert r.config_get("maxclients") == {"maxclients": "10000"}
