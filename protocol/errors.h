@@ -42,6 +42,7 @@ inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB
 inline constexpr std::string_view kNxXxGtLt = "ERR NX and XX, GT or LT options at the same time are not compatible";
 inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same time are not compatible";
 
+inline constexpr std::string_view kSlowlogCount = "ERR count should be greater than or equal to -1";
 inline constexpr std::string_view kClusterDisabled = "ERR This instance has cluster support disabled";
 inline constexpr std::string_view kTimeoutNotInteger = "ERR timeout is not an integer or out of range";
 inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";

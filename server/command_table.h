@@ -106,6 +106,7 @@ enum CommandFlags : uint32_t {
   kProtected = 1 << 10,    // DEBUG: refused, even before AUTH, unless enable-debug-command allows it
   kDangerous = 1 << 11,    // Redis's @dangerous ACL category (every kAdmin command is also in it)
   kNotQueued = 1 << 12,    // runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...)
+  kSkipSlowlog = 1 << 13,  // never in SLOWLOG (EXEC: its commands are logged one by one)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows

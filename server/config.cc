@@ -210,6 +210,8 @@ const std::vector<Option>& Options() {
              },
              [](const Settings& s) { return s.maxmemory_policy; }},
       IntOption("hz", true, &Settings::hz, 1, 500),
+      IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
+      IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {

@@ -50,6 +50,8 @@ struct Settings {
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
   int64_t hz = 10;
+  int64_t slowlog_log_slower_than = 10000;  // microseconds; negative: log nothing
+  int64_t slowlog_max_len = 128;
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
   std::vector<std::pair<std::string, std::string>> renamed_commands;

@@ -1,9 +1,11 @@
 #include "server/dispatcher.h"
 
 #include <algorithm>
+#include <ctime>
 #include <utility>
 
 #include "engine/item_json.h"
+#include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/server.h"
@@ -99,13 +101,30 @@ void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply
   server_.error_stats().CountIfError(*reply.buffer(), before);
 }
 
-void Dispatcher::CountCall(uint32_t stat_id, std::chrono::steady_clock::time_point start, const std::string& out,
-                           size_t before) {
+void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
+                           const std::vector<std::string_view>& args, const std::string& out, size_t before) {
   CommandCounters& cc = server_.counters(session_.home).per_command[stat_id];
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
   ThreadCounters::Bump(cc.calls);
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
+  int64_t micros = elapsed.count() / 1000;
+  if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
+}
+
+void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
+  // Like Redis, passwords never reach the log: AUTH's arguments and HELLO's AUTH pair.
+  std::vector<std::string_view> logged(args.begin(), args.end());
+  for (size_t i = 1; i < logged.size(); ++i) {
+    if (spec.name == "auth") {
+      logged[i] = "(redacted)";
+    } else if (spec.name == "hello" && protocol::EqualsIgnoreCase(args[i], "AUTH")) {
+      for (size_t j = i + 1; j <= i + 2 && j < logged.size(); ++j) logged[j] = "(redacted)";
+      i += 2;
+    }
+  }
+  server_.slowlog().Add(logged, micros, static_cast<int64_t>(std::time(nullptr)), session_.info->addr,
+                        server_.clients().Name(*session_.info));
 }
 
 void Dispatcher::Queue(const Admission& admission, const std::vector<std::string_view>& args,
@@ -212,7 +231,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     size_t before = out->size();
     auto start = std::chrono::steady_clock::now();
     if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
-    CountCall(admission.stat_id, start, *out, before);
+    CountCall(spec, admission.stat_id, start, args, *out, before);
   }
   co_return ran;
 }
@@ -276,7 +295,7 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     auto start = std::chrono::steady_clock::now();
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
-    CountCall(q.stat_id, start, *out, before);
+    CountCall(*q.spec, q.stat_id, start, args, *out, before);
   }
   EndTransaction(server_, session_);
   session_.last_charge = transaction_charge_;

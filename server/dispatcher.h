@@ -65,8 +65,10 @@ class Dispatcher {
   bool RefusedForMemory(const CommandSpec& spec) const;
   void Queue(const Admission& admission, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
   // Counts a command that ran (INFO commandstats): its call, its time since `start`, and
-  // whether its reply, from out[before] on, is an error.
-  void CountCall(uint32_t stat_id, std::chrono::steady_clock::time_point start, const std::string& out, size_t before);
+  // whether its reply, from out[before] on, is an error; logs it if it was slow (SLOWLOG).
+  void CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
+                 const std::vector<std::string_view>& args, const std::string& out, size_t before);
+  void LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros);
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.
   std::vector<uint32_t> TransactionFootprint() const;

@@ -81,6 +81,7 @@ void Server::ApplySettings() {
   output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);
   output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
+  slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
   spdlog::set_level(SpdlogLevel(live.loglevel));
 }
 

@@ -19,6 +19,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
+#include "server/slowlog.h"
 #include "server/config.h"
 #include "server/memory.h"
 #include "server/shard_set.h"
@@ -78,6 +79,7 @@ class Server {
   std::atomic<uint64_t>& connections_received() { return connections_received_; }
   std::atomic<uint64_t>& rejected_connections() { return rejected_connections_; }
   ErrorStats& error_stats() { return error_stats_; }
+  Slowlog& slowlog() { return slowlog_; }
 
   // The server-wide request-unit budget, shared by every container without its own.
   engine::RuMeter& ru_meter() { return ru_meter_; }
@@ -135,6 +137,7 @@ class Server {
   std::atomic<uint64_t> connections_received_{0};
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
+  Slowlog slowlog_;
   engine::RuMeter ru_meter_;
   std::atomic<bool> serverless_{false};
   std::atomic<int64_t> idle_timeout_s_{0};

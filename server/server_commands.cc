@@ -647,6 +647,48 @@ void CmdInfo(ConnCommand& c) {
   c.reply.Verbatim(out);
 }
 
+// ---- SLOWLOG ----
+
+// The dispatcher has checked the subcommand and its arity against the table.
+void CmdSlowlog(ConnCommand& c) {
+  std::string_view sub = c.args[1];
+  Slowlog& log = c.server.slowlog();
+  if (EqualsIgnoreCase(sub, "GET")) {
+    int64_t count = 10;
+    if (c.args.size() > 3) return c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "SLOWLOG"));
+    if (c.args.size() == 3 && (!protocol::ParseInt64(c.args[2], &count) || count < -1))
+      return c.reply.Error(errors::kSlowlogCount);
+    std::vector<SlowlogEntry> entries = log.Newest(count);
+    c.reply.ArrayHeader(entries.size());
+    for (const SlowlogEntry& e : entries) {
+      c.reply.ArrayHeader(6);
+      c.reply.Integer(static_cast<int64_t>(e.id));
+      c.reply.Integer(e.unix_seconds);
+      c.reply.Integer(e.micros);
+      c.reply.ArrayHeader(e.args.size());
+      for (const std::string& a : e.args) c.reply.Bulk(a);
+      c.reply.Bulk(e.client_addr);
+      c.reply.Bulk(e.client_name);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "LEN")) return c.reply.Integer(static_cast<int64_t>(log.size()));
+  if (EqualsIgnoreCase(sub, "RESET")) {
+    log.Reset();
+    return c.reply.Ok();
+  }
+  ReplyHelp(c.reply, {"SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                      "GET [<count>]",
+                      "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                      "    Entries are made of:",
+                      "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                      "    client name",
+                      "LEN",
+                      "    Return the length of the slowlog.",
+                      "RESET",
+                      "    Reset the slowlog."});
+}
+
 // ---- Replication stand-ins: lapse is a master without replicas ----
 
 void CmdRole(ConnCommand& c) {
@@ -705,6 +747,8 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"info", -1, kDangerous, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
+  table.Add({"slowlog", -2, 0, 0, 0, 0, CmdSlowlog, "server", "A container for slow log commands"},
+            {{"get", -2}, {"help", 2}, {"len", 2}, {"reset", 2}});
   table.Add({"role", 1, kFast | kDangerous, 0, 0, 0, CmdRole, "server",
              "Return the role of the instance in the context of replication"});
   table.Add({"wait", 3, 0, 0, 0, 0, CmdWait, "generic",

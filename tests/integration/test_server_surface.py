@@ -75,3 +75,50 @@ def test_wait_for_replicas_waits_out_its_timeout(raw):
 def test_lolwut_draws_and_names_lapse(raw):
     art = raw.call("LOLWUT")
     assert b"lapse ver. " in art and art.count(b"\n") >= 8
+
+
+# ---- SLOWLOG ----
+
+SLOWLOG_SCRIPT = [
+    ("SET", "k", "v"), ("CLIENT", "SETNAME", "slowpoke"), ("GET", "k"), ("SET", "big", "x" * 300),
+    ("ECHO", *["a"] * 40), ("AUTH", "secret"), ("HELLO", "2", "AUTH", "default", "secret"),
+    ("MULTI",), ("GET", "k"), ("INCR", "n"), ("EXEC",),
+]
+SLOWLOG_ERRORS = [("SLOWLOG", "GET", "x"), ("SLOWLOG", "GET", "-5"), ("SLOWLOG", "GET", "1", "2"),
+                  ("SLOWLOG", "LEN", "x"), ("SLOWLOG", "NOSUCH"), ("SLOWLOG",), ("SLOWLOG", "HELP")]
+
+
+def _slowlog(port):
+    with RawClient(port) as c:
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        c.call("SLOWLOG", "RESET")
+        for cmd in SLOWLOG_SCRIPT:
+            c.call(*cmd)
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+        entries = c.call("SLOWLOG", "GET", "-1")
+        errors = [c.call_raw(*cmd) for cmd in SLOWLOG_ERRORS]
+        length = c.call("SLOWLOG", "LEN")
+        c.call("CONFIG", "SET", "slowlog-max-len", "3")
+        trimmed = c.call("SLOWLOG", "LEN")
+        c.call("CONFIG", "SET", "slowlog-max-len", "128")
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        first_id = entries[-1][0]
+        shape = [(e[0] - first_id, isinstance(e[1], int), e[2] >= 0, e[3], e[5]) for e in entries]
+        return shape, errors, length, trimmed
+
+
+@needs_redis
+def test_slowlog_as_redis(server, redis_server):
+    mine, theirs = _slowlog(server.port), _slowlog(redis_server.port)
+    assert mine == theirs
+
+
+def test_slowlog_threshold_and_reset(raw):
+    raw.call("SLOWLOG", "RESET")
+    assert raw.call("SLOWLOG", "LEN") == 0
+    raw.call("GET", "k")  # far under the default 10 ms
+    assert raw.call("SLOWLOG", "LEN") == 0
+    assert raw.call("CONFIG", "SET", "slowlog-log-slower-than", "-2") == RespError(
+        "ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - "
+        "argument must be between -1 and 9223372036854775807 inclusive")
+    assert raw.call("CONFIG", "GET", "slowlog-log-slower-than") == [b"slowlog-log-slower-than", b"10000"]
