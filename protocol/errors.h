@@ -47,6 +47,13 @@ inline constexpr std::string_view kClusterDisabled = "ERR This instance has clus
 inline constexpr std::string_view kTimeoutNotInteger = "ERR timeout is not an integer or out of range";
 inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
 
+// Scripting.
+inline constexpr std::string_view kTooManyKeys = "ERR Number of keys can't be greater than number of args";
+inline constexpr std::string_view kNegativeKeys = "ERR Number of keys can't be negative";
+inline constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+inline constexpr std::string_view kNotBusy = "NOTBUSY No scripts in execution right now.";
+inline constexpr std::string_view kScriptFlushOption = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+
 // Transactions.
 inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
 inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";

@@ -70,6 +70,7 @@ CommandTable BuildCommandTable() {
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
   RegisterTransactionCommands(table);
+  RegisterScriptCommands(table);
   return table;
 }
 

@@ -107,6 +107,7 @@ enum CommandFlags : uint32_t {
   kDangerous = 1 << 11,    // Redis's @dangerous ACL category (every kAdmin command is also in it)
   kNotQueued = 1 << 12,    // runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...)
   kSkipSlowlog = 1 << 13,  // never in SLOWLOG (EXEC: its commands are logged one by one)
+  kNoScript = 1 << 14,     // refused from redis.call (Redis's noscript: MULTI, EVAL, AUTH, ...)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
@@ -183,6 +184,7 @@ void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
+void RegisterScriptCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -181,6 +181,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   protocol::ReplyWriter reply(out, session_.resp);
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
+  cmd.dispatcher = this;
   std::get<ConnHandler>(spec.handler)(cmd);
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   server_.error_stats().CountIfError(*out, before);
@@ -234,6 +235,39 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     CountCall(spec, admission.stat_id, start, args, *out, before);
   }
   co_return ran;
+}
+
+ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
+                                             protocol::RespVersion resp, std::string* out) {
+  const CommandSpec* spec = server_.commands().Find(args[0]);
+  if (spec == nullptr) return ScriptHost::Refusal::kUnknownCommand;
+  int arity = spec->arity;
+  uint32_t stat_id = spec->stat_id;
+  if (!spec->subcommands.empty() && args.size() > 1) {
+    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
+    if (sub == nullptr) return ScriptHost::Refusal::kUnknownCommand;
+    arity = sub->arity;
+    stat_id = sub->stat_id;
+  }
+  if (!ArityOk(arity, args.size())) return ScriptHost::Refusal::kWrongArity;
+  if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
+  if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
+  if ((spec->flags & kDenyOom) && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
+  // The command answers in the script's protocol (redis.setresp), not the client's.
+  protocol::RespVersion client_resp = session_.resp;
+  session_.resp = resp;
+  size_t before = out->size();
+  auto start = std::chrono::steady_clock::now();
+  if (!RunAtOnce(*spec, args, out)) {
+    // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
+    // so a private io_context runs it to the end here, on this thread.
+    asio::io_context inline_context;
+    asio::co_spawn(inline_context, RunFanoutCommand(*spec, args, out), asio::detached);
+    inline_context.run();
+  }
+  CountCall(*spec, stat_id, start, args, *out, before);
+  session_.resp = client_resp;
+  return ScriptHost::Refusal::kNone;
 }
 
 std::vector<uint32_t> Dispatcher::TransactionFootprint() const {

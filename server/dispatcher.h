@@ -27,6 +27,7 @@
 #include "server/asio.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/lua_engine.h"
 
 namespace lapse::server {
 
@@ -46,6 +47,11 @@ class Dispatcher {
   // keys live on, replying with the array of their replies (or EXECABORT, or a null array
   // when a watched key changed). The charge is the sum of the commands' charges.
   awaitable<void> RunTransaction(protocol::ReplyWriter& reply);
+
+  // A script's redis.call: runs `args` for this client, inside the script's atomic step,
+  // with its reply in `resp` appended to *out, unless a script may not run it.
+  ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only,
+                                   protocol::RespVersion resp, std::string* out);
 
  private:
   // The verdict on a command: `spec` when the name is known (even if refused), and the

@@ -42,6 +42,7 @@ Server::Server(Config& config, engine::Clock& clock)
                                          containers_)),
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
+  lua_.resize(shards_->thread_count() + 1);
   for (ThreadCounters& tc : counters_) tc.per_command = std::make_unique<CommandCounters[]>(commands_.stat_count());
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
@@ -112,6 +113,17 @@ void Server::ResetStats(size_t home) {
       asio::post(shards_->context(t), reset);
     }
   }
+}
+
+LuaEngine& Server::lua() {
+  int t = ShardSet::CurrentThreadIndex();
+  ThreadLua& mine = lua_[t >= 0 ? static_cast<size_t>(t) : lua_.size() - 1];
+  uint64_t epoch = scripts_.epoch();
+  if (mine.engine == nullptr || mine.epoch != epoch) {
+    mine.engine = std::make_unique<LuaEngine>();
+    mine.epoch = epoch;
+  }
+  return *mine.engine;
 }
 
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {

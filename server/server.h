@@ -19,6 +19,8 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
+#include "server/lua_engine.h"
+#include "server/script_cache.h"
 #include "server/slowlog.h"
 #include "server/config.h"
 #include "server/memory.h"
@@ -80,6 +82,9 @@ class Server {
   std::atomic<uint64_t>& rejected_connections() { return rejected_connections_; }
   ErrorStats& error_stats() { return error_stats_; }
   Slowlog& slowlog() { return slowlog_; }
+  ScriptCache& scripts() { return scripts_; }
+  // The calling thread's Lua state, made on first use and made afresh after SCRIPT FLUSH.
+  LuaEngine& lua();
 
   // The server-wide request-unit budget, shared by every container without its own.
   engine::RuMeter& ru_meter() { return ru_meter_; }
@@ -138,6 +143,12 @@ class Server {
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
   Slowlog slowlog_;
+  ScriptCache scripts_;
+  struct ThreadLua {
+    std::unique_ptr<LuaEngine> engine;
+    uint64_t epoch = 0;
+  };
+  std::vector<ThreadLua> lua_;  // one per event-loop thread, and a last one for any other thread
   engine::RuMeter ru_meter_;
   std::atomic<bool> serverless_{false};
   std::atomic<int64_t> idle_timeout_s_{0};

@@ -65,6 +65,7 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
   if (f & kConnection) out.push_back("@connection");
   if (spec.group == "transactions") out.push_back("@transaction");
+  if (spec.group == "scripting") out.push_back("@scripting");
   return out;
 }
 
@@ -741,17 +742,17 @@ void CmdLolwut(ConnCommand& c) {
 void RegisterServerCommands(CommandTable& table) {
   table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."},
             {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"help", 2}, {"info", -2}, {"list", -2}});
-  table.Add({"config", -2, kAdmin, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."},
+  table.Add({"config", -2, kAdmin | kNoScript, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."},
             {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
-  table.Add({"shutdown", -1, kAdmin, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
-  table.Add({"debug", -2, kAdmin | kProtected, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
+  table.Add({"shutdown", -1, kAdmin | kNoScript, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
+  table.Add({"debug", -2, kAdmin | kProtected | kNoScript, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"info", -1, kDangerous, 0, 0, 0, CmdInfo, "server", "Returns information and statistics about the server."});
   table.Add({"slowlog", -2, 0, 0, 0, 0, CmdSlowlog, "server", "A container for slow log commands"},
             {{"get", -2}, {"help", 2}, {"len", 2}, {"reset", 2}});
-  table.Add({"role", 1, kFast | kDangerous, 0, 0, 0, CmdRole, "server",
+  table.Add({"role", 1, kFast | kDangerous | kNoScript, 0, 0, 0, CmdRole, "server",
              "Return the role of the instance in the context of replication"});
-  table.Add({"wait", 3, 0, 0, 0, 0, CmdWait, "generic",
+  table.Add({"wait", 3, kNoScript, 0, 0, 0, CmdWait, "generic",
              "Wait for the synchronous replication of all the write commands sent in the context of the current "
              "connection"});
   table.Add({"lolwut", -1, kReadOnly | kFast, 0, 0, 0, CmdLolwut, "server", "Display some computer art and the Redis version"});

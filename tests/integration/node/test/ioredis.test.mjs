@@ -287,6 +287,24 @@ describe('ioredis against lapse-server', () => {
     assert.equal(await redis.get('never'), null);
   });
 
+  test('defineCommand: EVALSHA first, EVAL after NOSCRIPT, results and errors', async () => {
+    redis.defineCommand('swapValues', {
+      numberOfKeys: 2,
+      lua: "local a = redis.call('get', KEYS[1]); local b = redis.call('get', KEYS[2]); " +
+        "redis.call('set', KEYS[1], b); redis.call('set', KEYS[2], a); return {a, b}",
+    });
+    redis.defineCommand('failing', { numberOfKeys: 0, lua: "return redis.call('incr', 'text')" });
+    await redis.script('FLUSH');
+    await redis.mset('sa', 'left', 'sb', 'right');
+    assert.deepEqual(await redis.swapValues('sa', 'sb'), ['left', 'right']);
+    assert.deepEqual(await redis.mget('sa', 'sb'), ['right', 'left']);
+    assert.deepEqual(await redis.swapValues('sa', 'sb'), ['right', 'left']);
+    await redis.set('text', 'x');
+    await assert.rejects(redis.failing(), (err) => err.message.startsWith('ERR value is not an integer or out of range script: '));
+    const results = await redis.pipeline().swapValues('sa', 'sb').get('sa').exec();
+    assert.deepEqual(results, [[null, ['left', 'right']], [null, 'right']]);
+  });
+
   test('QUIT', async () => {
     const client = new Redis({ port: srv.port });
     assert.equal(await client.ping(), 'PONG');

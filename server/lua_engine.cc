@@ -1,0 +1,488 @@
+#include "server/lua_engine.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+int luaopen_cjson(lua_State* L);
+int luaopen_bit(lua_State* L);
+}
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/reply_reader.h"
+#include "server/sha1.h"
+
+namespace lapse::server {
+
+namespace {
+
+constexpr const char* kEngineKey = "lapse_engine";
+constexpr const char* kScriptsKey = "lapse_scripts";
+constexpr const char* kErrorHandlerKey = "lapse_error_handler";
+// Nested tables deeper than this in a script's result are refused (Redis's stack limit).
+constexpr int kMaxResultDepth = 1000;
+
+// Runs once per Lua state, after the libraries are loaded: the rest of the redis library,
+// the error handler that adds where an error happened, and Redis 7.0's sandbox (library
+// tables and globals read-only, reading an undefined global an error, no debug library).
+// The sandbox raises its errors from C functions, as Redis does: the error then names the
+// script's line ("user_script:1: ..."), and the handler skips the C frame to find it.
+constexpr const char* kPrelude = R"lua(
+local global_error, readonly_error = ...
+local dbg = debug
+redis.error_reply = function(e)
+  if type(e) ~= 'string' then return {err='ERR wrong number or type of arguments'} end
+  return {err=e}
+end
+redis.status_reply = function(s)
+  if type(s) ~= 'string' then return {err='ERR wrong number or type of arguments'} end
+  return {ok=s}
+end
+redis.set_repl = function() end
+redis.replicate_commands = function() return true end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+local handler = function(err)
+  local i = dbg.getinfo(2, 'nSl')
+  if i and i.what == 'C' then i = dbg.getinfo(3, 'nSl') end
+  if type(err) ~= 'table' then err = {err='ERR ' .. tostring(err)} end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+local function readonly(t)
+  return setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
+end
+for _, name in ipairs({'redis', 'string', 'math', 'table', 'cjson', 'bit', 'coroutine'}) do
+  if rawget(_G, name) then rawset(_G, name, readonly(rawget(_G, name))) end
+end
+debug = nil
+setmetatable(_G, {__index = global_error, __newindex = readonly_error, __metatable = false})
+return handler
+)lua";
+
+void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+// Pushes {<field>=<text>}.
+void PushTableWith(lua_State* L, const char* field, std::string_view text) {
+  lua_newtable(L);
+  lua_pushstring(L, field);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_settable(L, -3);
+}
+
+// Raises {err=<message>} as a Lua error. Call only from a C function with no C++ object
+// alive that needs destroying.
+int RaiseError(lua_State* L, const char* message) {
+  PushTableWith(L, "err", message);
+  return lua_error(L);
+}
+
+// A number as a command argument: the shortest text that reads back as the same double
+// ("1", "1.5"), as Redis's fpconv_dtoa writes it.
+std::string NumberArgument(lua_Number n) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(n));
+  return ec == std::errc() ? std::string(buf, end) : std::string("0");
+}
+
+// Error text goes on one line, as Redis's error replies do.
+std::string OneLine(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  }
+  return out;
+}
+
+// The sandbox's __index on globals: reading a global nobody set is an error.
+int NonexistentGlobalError(lua_State* L) {
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", lua_tostring(L, 2));
+}
+
+// The sandbox's __newindex on globals and library tables.
+int ReadonlyTableError(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+void PushValue(lua_State* L, const protocol::Reply& r, int resp) {
+  using protocol::ReplyType;
+  switch (r.type) {
+    case ReplyType::kSimpleString:
+      return PushTableWith(L, "ok", r.text);
+    case ReplyType::kError:
+    case ReplyType::kBulkError:
+      return PushTableWith(L, "err", r.text);
+    case ReplyType::kInteger:
+      return lua_pushnumber(L, static_cast<lua_Number>(r.integer));
+    case ReplyType::kBulk:
+    case ReplyType::kVerbatim:
+      return lua_pushlstring(L, r.text.data(), r.text.size());
+    case ReplyType::kNull:
+      return resp == 2 ? lua_pushboolean(L, 0) : lua_pushnil(L);
+    case ReplyType::kBoolean:
+      return lua_pushboolean(L, r.integer != 0);
+    case ReplyType::kDouble:
+      lua_newtable(L);
+      lua_pushstring(L, "double");
+      lua_pushnumber(L, std::strtod(r.text.c_str(), nullptr));
+      lua_settable(L, -3);
+      return;
+    case ReplyType::kBigNumber:
+      return PushTableWith(L, "big_number", r.text);
+    case ReplyType::kMap:
+    case ReplyType::kSet: {
+      bool map = r.type == ReplyType::kMap;
+      lua_newtable(L);
+      lua_pushstring(L, map ? "map" : "set");
+      lua_newtable(L);
+      for (size_t i = 0; i < r.elements.size(); i += map ? 2 : 1) {
+        PushValue(L, r.elements[i], resp);
+        if (map && i + 1 < r.elements.size()) {
+          PushValue(L, r.elements[i + 1], resp);
+        } else {
+          lua_pushboolean(L, 1);
+        }
+        lua_settable(L, -3);
+      }
+      lua_settable(L, -3);
+      return;
+    }
+    case ReplyType::kArray:
+    case ReplyType::kPush:
+      lua_createtable(L, static_cast<int>(r.elements.size()), 0);
+      for (size_t i = 0; i < r.elements.size(); ++i) {
+        PushValue(L, r.elements[i], resp);
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+LuaEngine::LuaEngine() : L_(luaL_newstate()) {
+  lua_State* L = L_;
+  OpenLibrary(L, luaopen_base, "");
+  OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
+  OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
+  OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
+  OpenLibrary(L, luaopen_debug, LUA_DBLIBNAME);  // for the error handler; removed from scripts
+  lua_pushcfunction(L, luaopen_cjson);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cjson");
+  lua_pushcfunction(L, luaopen_bit);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "bit");
+  for (const char* removed : {"loadfile", "dofile"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, removed);
+  }
+
+  lua_pushlightuserdata(L, this);
+  lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kScriptsKey);
+
+  lua_newtable(L);
+  const std::pair<const char*, lua_CFunction> functions[] = {
+      {"call", RedisCall}, {"pcall", RedisPcall}, {"setresp", RedisSetResp}, {"sha1hex", RedisSha1Hex}, {"log", RedisLog}};
+  for (const auto& [name, fn] : functions) {
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+  }
+  lua_setglobal(L, "redis");
+
+  bool loaded = luaL_loadstring(L, kPrelude) == 0;
+  if (loaded) {
+    lua_pushcfunction(L, NonexistentGlobalError);
+    lua_pushcfunction(L, ReadonlyTableError);
+  }
+  if (!loaded || lua_pcall(L, 2, 1, 0) != 0) {
+    spdlog::critical("Lua prelude failed: {}", lua_tostring(L, -1));
+    std::abort();
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+}
+
+LuaEngine::~LuaEngine() { lua_close(L_); }
+
+LuaEngine& LuaEngine::Self(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  auto* self = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return *self;
+}
+
+std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::string_view body) {
+  lua_State* L = L_;
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
+  lua_getfield(L, -1, sha.c_str());
+  bool compiled = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (compiled) {
+    lua_pop(L, 1);
+    return std::nullopt;
+  }
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+    std::string error = "ERR Error compiling script (new function): " + OneLine(lua_tostring(L, -1));
+    lua_pop(L, 2);
+    return error;
+  }
+  lua_setfield(L, -2, sha.c_str());
+  lua_pop(L, 1);
+  return std::nullopt;
+}
+
+void LuaEngine::Run(const std::string& sha, std::span<const std::string_view> keys,
+                    std::span<const std::string_view> argv, ScriptHost& host, protocol::ReplyWriter& reply) {
+  lua_State* L = L_;
+  int base = lua_gettop(L);
+  host_ = &host;
+  resp_ = 2;
+  // KEYS and ARGV are the only globals a script gets written for it: set past the sandbox.
+  for (auto [name, items] : {std::pair{"KEYS", keys}, std::pair{"ARGV", argv}}) {
+    lua_pushstring(L, name);
+    lua_createtable(L, static_cast<int>(items.size()), 0);
+    for (size_t i = 0; i < items.size(); ++i) {
+      lua_pushlstring(L, items[i].data(), items[i].size());
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
+  lua_getfield(L, -1, sha.c_str());
+  lua_remove(L, -2);
+  if (lua_pcall(L, 0, 1, base + 1) == 0) {
+    WriteResult(L, lua_gettop(L), reply, 0);
+  } else if (lua_istable(L, -1)) {
+    // Redis 7.0: "<error> script: <sha>, on @user_script:<line>."
+    lua_getfield(L, -1, "err");
+    std::string message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "ERR unknown error";
+    lua_getfield(L, -2, "source");
+    lua_getfield(L, -3, "line");
+    if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
+      message += " script: " + sha + ", on " + lua_tostring(L, -2) + ":" +
+                 std::to_string(static_cast<int64_t>(lua_tonumber(L, -1))) + ".";
+    }
+    reply.Error(OneLine(message));
+  } else {
+    const char* text = lua_tostring(L, -1);
+    reply.Error(OneLine(std::string("ERR ") + (text ? text : "unknown error")));
+  }
+  lua_settop(L, base);
+  host_ = nullptr;
+  lua_gc(L, LUA_GCSTEP, 1);
+}
+
+void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
+  switch (lua_type(L, index)) {
+    case LUA_TSTRING: {
+      size_t n = 0;
+      const char* s = lua_tolstring(L, index, &n);
+      return reply.Bulk(std::string_view(s, n));
+    }
+    case LUA_TBOOLEAN:
+      if (resp_ == 3) return reply.Bool(lua_toboolean(L, index) != 0);
+      return lua_toboolean(L, index) ? reply.Integer(1) : reply.Null();
+    case LUA_TNUMBER: {
+      // Truncated, as Redis's (long long) cast; out of range (and NaN) it gives what that
+      // cast gives on x86-64, INT64_MIN, where C++ would leave it undefined.
+      double n = lua_tonumber(L, index);
+      if (!(n >= -9.2233720368547758e18 && n < 9.2233720368547758e18)) return reply.Integer(INT64_MIN);
+      return reply.Integer(static_cast<int64_t>(n));
+    }
+    case LUA_TTABLE:
+      break;
+    default:
+      return reply.Null();
+  }
+  if (depth > kMaxResultDepth) return reply.Error("ERR reached lua stack limit");
+  lua_getfield(L, index, "err");
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    std::string text = OneLine(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return reply.Error(text);
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, index, "ok");
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    std::string text = OneLine(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return reply.SimpleString(text);
+  }
+  lua_pop(L, 1);
+  if (resp_ == 3) {
+    lua_getfield(L, index, "double");
+    if (lua_isnumber(L, -1)) {
+      double d = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      return reply.Double(d);
+    }
+    lua_pop(L, 1);
+    for (const char* kind : {"map", "set"}) {
+      lua_getfield(L, index, kind);
+      if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        continue;
+      }
+      bool map = kind[0] == 'm';
+      int inner = lua_gettop(L);
+      size_t n = 0;
+      lua_pushnil(L);
+      while (lua_next(L, inner) != 0) {
+        ++n;
+        lua_pop(L, 1);
+      }
+      map ? reply.MapHeader(n) : reply.SetHeader(n);
+      lua_pushnil(L);
+      while (lua_next(L, inner) != 0) {
+        WriteResult(L, lua_gettop(L) - 1, reply, depth + 1);
+        if (map) WriteResult(L, lua_gettop(L), reply, depth + 1);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  // An array: the elements up to the first nil.
+  size_t n = 0;
+  while (true) {
+    lua_rawgeti(L, index, static_cast<int>(n + 1));
+    bool present = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!present) break;
+    ++n;
+  }
+  reply.ArrayHeader(n);
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    WriteResult(L, lua_gettop(L), reply, depth + 1);
+    lua_pop(L, 1);
+  }
+}
+
+void LuaEngine::PushReply(lua_State* L, std::string_view framed) {
+  PushValue(L, protocol::DecodeReply(framed), resp_);
+}
+
+int LuaEngine::Call(lua_State* L, bool raise) {
+  const char* refusal_text = nullptr;
+  {
+    int argc = lua_gettop(L);
+    if (argc == 0) {
+      refusal_text = "ERR Please specify at least one argument for this redis lib call";
+    } else {
+      std::vector<std::string> numbers;  // text of number arguments; reserved so views stay valid
+      numbers.reserve(static_cast<size_t>(argc));
+      std::vector<std::string_view> args;
+      args.reserve(static_cast<size_t>(argc));
+      for (int i = 1; i <= argc && refusal_text == nullptr; ++i) {
+        int type = lua_type(L, i);
+        if (type == LUA_TSTRING) {
+          size_t n = 0;
+          const char* s = lua_tolstring(L, i, &n);
+          args.emplace_back(s, n);
+        } else if (type == LUA_TNUMBER) {
+          numbers.push_back(NumberArgument(lua_tonumber(L, i)));
+          args.emplace_back(numbers.back());
+        } else {
+          refusal_text = "ERR Lua redis lib command arguments must be strings or integers";
+        }
+      }
+      if (refusal_text == nullptr) {
+        std::string out;
+        switch (host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out)) {
+          case ScriptHost::Refusal::kNone:
+            PushReply(L, out);
+            break;
+          case ScriptHost::Refusal::kUnknownCommand:
+            refusal_text = "ERR Unknown Redis command called from script";
+            break;
+          case ScriptHost::Refusal::kWrongArity:
+            refusal_text = "ERR Wrong number of args calling Redis command from script";
+            break;
+          case ScriptHost::Refusal::kNotAllowed:
+            refusal_text = "ERR This Redis command is not allowed from script";
+            break;
+          case ScriptHost::Refusal::kWriteInReadOnly:
+            refusal_text = "ERR Write commands are not allowed from read-only scripts.";
+            break;
+          case ScriptHost::Refusal::kOom:
+            refusal_text = "OOM command not allowed when used memory > 'maxmemory'.";
+            break;
+        }
+      }
+    }
+  }
+  if (refusal_text != nullptr) PushTableWith(L, "err", refusal_text);
+  if (!raise) return 1;
+  // redis.call raises what pcall would return as an error table.
+  if (!lua_istable(L, -1)) return 1;
+  lua_getfield(L, -1, "err");
+  bool is_error = lua_isstring(L, -1) != 0;
+  lua_pop(L, 1);
+  return is_error ? -1 : 1;
+}
+
+int LuaEngine::RedisCall(lua_State* L) {
+  int results = Self(L).Call(L, true);
+  return results < 0 ? lua_error(L) : results;
+}
+
+int LuaEngine::RedisPcall(lua_State* L) { return Self(L).Call(L, false); }
+
+int LuaEngine::RedisSetResp(lua_State* L) {
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.setresp() requires one argument.");
+  int version = static_cast<int>(lua_tonumber(L, 1));
+  if (version != 2 && version != 3) return RaiseError(L, "ERR RESP version must be 2 or 3.");
+  Self(L).resp_ = version;
+  return 0;
+}
+
+int LuaEngine::RedisSha1Hex(lua_State* L) {
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR wrong number of arguments");
+  size_t n = 0;
+  const char* s = lua_tolstring(L, 1, &n);
+  {
+    std::string hex = Sha1Hex(std::string_view(s ? s : "", s ? n : 0));
+    lua_pushlstring(L, hex.data(), hex.size());
+  }
+  return 1;
+}
+
+int LuaEngine::RedisLog(lua_State* L) {
+  int argc = lua_gettop(L);
+  if (argc < 2) return RaiseError(L, "ERR redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) return RaiseError(L, "ERR First argument must be a number (log level).");
+  int level = static_cast<int>(lua_tonumber(L, 1));
+  if (level < 0 || level > 3) return RaiseError(L, "ERR Invalid debug level.");
+  {
+    std::string text;
+    for (int i = 2; i <= argc; ++i) {
+      size_t n = 0;
+      const char* s = lua_tolstring(L, i, &n);
+      if (s == nullptr) continue;
+      if (!text.empty()) text.push_back(' ');
+      text.append(s, n);
+    }
+    static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::debug,
+                                                             spdlog::level::info, spdlog::level::warn};
+    spdlog::log(kLevels[level], "script: {}", text);
+  }
+  return 0;
+}
+
+}  // namespace lapse::server

@@ -1,0 +1,82 @@
+// File: server/lua_engine.h
+//
+// Lua 5.1 scripting as Redis 7.0 has it: one Lua state per event-loop thread (a script runs
+// on its client's thread, and threads run scripts at the same time on different shards'
+// data), the `redis` library (call, pcall, error_reply, status_reply, sha1hex, log,
+// setresp, set_repl, replicate_commands), KEYS and ARGV, cjson and bit from Debian's
+// packages, and Redis's sandbox: no os, io, loadfile or dofile, globals read-only, library
+// tables read-only, and Redis's error texts ("... script: <sha>, on @user_script:<line>.").
+//
+// Values cross between Lua and RESP by Redis's rules: a command's reply becomes a Lua value
+// (integer: number, bulk: string, nil: false, status: {ok=...}, error: {err=...}, array:
+// table; under redis.setresp(3) also maps, sets, doubles, booleans and nil), and the
+// script's result becomes the client's reply (number: integer, truncated; true: 1; false
+// and nil: nil; {ok=...}, {err=...}; a table: an array up to its first nil).
+//
+// Lua errors unwind with longjmp (Debian's liblua5.1 is built as C): every C function given
+// to Lua does its C++ work in a scope that ends before it raises an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/reply_writer.h"
+
+struct lua_State;
+
+namespace lapse::server {
+
+// What a script's redis.call needs from the server: to run one command for the script's
+// client.
+class ScriptHost {
+ public:
+  enum class Refusal {
+    kNone,             // it ran; its reply is in *out
+    kUnknownCommand,
+    kWrongArity,
+    kNotAllowed,       // Redis's noscript commands (MULTI, EVAL, AUTH, ...)
+    kWriteInReadOnly,  // a write from EVAL_RO / EVALSHA_RO
+    kOom,              // a command that may grow memory, over maxmemory
+  };
+  virtual ~ScriptHost() = default;
+  virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;
+};
+
+class LuaEngine {
+ public:
+  LuaEngine();
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  // Compiles `body` as script `sha` unless it already is; on failure, Redis's error
+  // ("ERR Error compiling script (new function): user_script:1: ...").
+  std::optional<std::string> Compile(const std::string& sha, std::string_view body);
+  // Runs the compiled script `sha` with KEYS and ARGV and writes its result, or its error,
+  // as the reply.
+  void Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
+           ScriptHost& host, protocol::ReplyWriter& reply);
+
+ private:
+  static int RedisCall(lua_State* L);
+  static int RedisPcall(lua_State* L);
+  static int RedisSetResp(lua_State* L);
+  static int RedisSha1Hex(lua_State* L);
+  static int RedisLog(lua_State* L);
+  // redis.call and redis.pcall: leaves the result (or the error table) on the stack and
+  // returns 1, or returns -1 when the caller must raise the error table on the stack.
+  int Call(lua_State* L, bool raise);
+  void PushReply(lua_State* L, std::string_view framed);
+  void WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth);
+  static LuaEngine& Self(lua_State* L);
+
+  lua_State* L_;
+  ScriptHost* host_ = nullptr;  // while a script runs
+  int resp_ = 2;                // redis.setresp, for the script that runs
+};
+
+}  // namespace lapse::server

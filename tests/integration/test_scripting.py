@@ -1,0 +1,331 @@
+"""Lua scripting (issue 12): EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, against Debian's
+redis-server 7.0, reply bytes compared.
+
+Each scenario is a list of steps over two connections: (client, command...). Scripts' error
+texts name the script's SHA-1, which is the same on both servers, so whole error replies are
+compared. Then: clients' own helpers (redis-py's Lock and register_script), atomicity under
+concurrent clients, and what a script may not do.
+"""
+import shutil
+import threading
+
+import pytest
+import redis
+
+from conftest import running_server
+from lapse_harness import RawClient
+
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
+
+
+def ev(script, *keys_then_args, keys=0):
+    return (0, "EVAL", script, str(keys), *keys_then_args)
+
+
+SCENARIOS = {
+    # results: Lua values become replies
+    "return_integer": [ev("return 42"), ev("return -7")],
+    "return_float_truncated": [ev("return 3.7"), ev("return -3.7"), ev("return 0.5")],
+    "return_big_numbers": [ev("return 2^53"), ev("return 1e30"), ev("return -1e30")],
+    "return_booleans_and_nil": [ev("return true"), ev("return false"), ev("return nil"), ev("return")],
+    "return_string": [ev("return 'hello'"), ev("return ''"), ev("return 'a\\0b'")],
+    "return_table": [ev("return {1, 'two', 3.5, true, false}"), ev("return {}"), ev("return {{1, {2}}, 'x'}")],
+    "return_table_stops_at_nil": [ev("return {1, nil, 3}"), ev("return {nil, 2}")],
+    "return_table_with_hash_part": [ev("return {1, 2, x=3}"), ev("return {x=3}")],
+    "return_status_and_error": [ev("return {ok='fine'}"), ev("return {err='My Error'}"),
+                                ev("return {err='ERR with prefix'}"), ev("return redis.status_reply('DONE')"),
+                                ev("return redis.error_reply('BAD thing')"), ev("return redis.error_reply(1)"),
+                                ev("return redis.status_reply()"), ev("return {ok=5}"), ev("return {err={}}")],
+    "error_in_table": [ev("return {1, {err='inner'}, 3}")],
+    "keys_and_argv": [ev("return {KEYS[1], KEYS[2], ARGV[1], #KEYS, #ARGV}", "k1", "k2", "a1", "a2", keys=2),
+                      ev("return {#KEYS, #ARGV}"), ev("return ARGV", "x", "y", keys=0)],
+    # numkeys and lookups
+    "numkeys_errors": [(0, "EVAL", "return 1", "x"), (0, "EVAL", "return 1", "3", "a"),
+                       (0, "EVAL", "return 1", "-1"), (0, "EVAL", "return 1"), (0, "EVAL", "return 1", "1")],
+    "evalsha": [(0, "SCRIPT", "LOAD", "return 'loaded'"),
+                (0, "EVALSHA", "b534286061d4b9e4026607613b95c06c06015ae8", "0"),
+                (0, "EVALSHA", "B534286061D4B9E4026607613B95C06C06015AE8", "0"),
+                (0, "EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"),
+                (0, "EVALSHA", "short", "0"),
+                (0, "EVALSHA", "b534286061d4b9e4026607613b95c06c06015ae8", "x")],
+    "eval_caches_for_evalsha": [ev("return 'cached'"), (1, "EVALSHA", "1a2e8c77fd1e2e3a8e5a8d2a1f8a11d3f47bcd61", "0"),
+                                (1, "SCRIPT", "EXISTS", "1a2e8c77fd1e2e3a8e5a8d2a1f8a11d3f47bcd61")],
+    "script_exists_and_flush": [(0, "SCRIPT", "LOAD", "return 1"),
+                                (0, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "nosuch"),
+                                (0, "SCRIPT", "FLUSH", "SYNC"),
+                                (0, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"),
+                                (0, "EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+                                (0, "SCRIPT", "FLUSH"), (0, "SCRIPT", "FLUSH", "ASYNC"),
+                                (0, "SCRIPT", "FLUSH", "bad"), (0, "SCRIPT", "FLUSH", "SYNC", "ASYNC")],
+    "script_errors": [(0, "SCRIPT"), (0, "SCRIPT", "NOSUCH"), (0, "SCRIPT", "LOAD"),
+                      (0, "SCRIPT", "LOAD", "a", "b"), (0, "SCRIPT", "EXISTS"), (0, "SCRIPT", "KILL"),
+                      (0, "SCRIPT", "LOAD", "return +"), (0, "SCRIPT", "HELP"),
+                      (0, "SCRIPT", "DEBUG", "NO"), (0, "SCRIPT", "DEBUG", "bad"), (0, "SCRIPT", "DEBUG")],
+    # redis.call and redis.pcall
+    "call_basic": [ev("redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])", "k", "v", keys=1),
+                   ev("return redis.call('incr', KEYS[1])", "n", keys=1),
+                   ev("return redis.call('get', 'nosuch')"),
+                   ev("return redis.call('set', 'a', 'b')"),
+                   ev("return redis.call('ping')"),
+                   ev("return redis.call('mget', 'k', 'nosuch', 'n')"),
+                   ev("return type(redis.call('get', 'nosuch'))")],
+    "call_number_arguments": [ev("redis.call('set', 'f', 3.5); return redis.call('get', 'f')"),
+                              ev("redis.call('set', 'f', 10); return redis.call('get', 'f')"),
+                              ev("redis.call('set', 'f', -0.25); return redis.call('get', 'f')"),
+                              ev("return redis.call('incrby', 'i', 5)")],
+    "call_reply_types_seen_by_lua": [ev("return type(redis.call('set', 'a', 'b'))"),
+                                     ev("return redis.call('set', 'a', 'b')['ok']"),
+                                     ev("return type(redis.call('incr', 'n'))"),
+                                     ev("return type(redis.call('mget', 'a'))"),
+                                     ev("local r = redis.pcall('incr', 'a'); return r['err']")],
+    "call_errors_raise": [(0, "SET", "s", "x"),
+                          ev("return redis.call('incr', 's')"),
+                          ev("redis.call('incr', 's'); return 'not reached'"),
+                          ev("return redis.call('nosuchcommand')"),
+                          ev("return redis.call('get')"),
+                          ev("return redis.call('get', 'a', 'b')"),
+                          ev("return redis.call()"),
+                          ev("return redis.call('set', 'k', {})"),
+                          ev("return redis.call('set', 'k', nil)"),
+                          ev("return redis.call('config', 'nosuch')")],
+    "pcall_returns_errors": [(0, "SET", "s", "x"),
+                             ev("return redis.pcall('incr', 's')"),
+                             ev("return redis.pcall('nosuchcommand')"),
+                             ev("return redis.pcall('get')"),
+                             ev("local ok = redis.pcall('set', 'p', '1'); return ok"),
+                             ev("return redis.pcall()"),
+                             ev("return {redis.pcall('incr', 's')['err'], 'after'}")],
+    "commands_not_allowed": [ev("return redis.call('multi')"), ev("return redis.call('exec')"),
+                             ev("return redis.call('eval', 'return 1', '0')"),
+                             ev("return redis.call('script', 'load', 'return 1')"),
+                             ev("return redis.call('watch', 'k')"), ev("return redis.call('auth', 'x')"),
+                             ev("return redis.call('client', 'id')"), ev("return redis.call('hello')"),
+                             ev("return redis.pcall('multi')")],
+    "writes_are_visible_after": [ev("redis.call('set', 'w1', 'a'); redis.call('set', 'w2', 'b'); return 1"),
+                                 (1, "MGET", "w1", "w2")],
+    "error_after_write_keeps_write": [(0, "SET", "s", "x"),
+                                      ev("redis.call('set', 'kept', '1'); redis.call('incr', 's'); return 2"),
+                                      (1, "GET", "kept")],
+    "select_inside_script": [(0, "SET", "a", "db0"),
+                             ev("redis.call('select', '1'); redis.call('set', 'a', 'db1'); return redis.call('get', 'a')"),
+                             (0, "GET", "a"), (0, "SELECT", "1"), (0, "GET", "a"), (0, "SELECT", "0")],
+    "keyspace_commands": [(0, "MSET", "a", "1", "b", "2"), ev("return redis.call('dbsize')"),
+                          ev("local k = redis.call('keys', '*'); table.sort(k); return k"),
+                          ev("return redis.call('exists', 'a', 'b', 'c')"),
+                          ev("return redis.call('randomkey') ~= nil"),
+                          ev("redis.call('flushdb'); return redis.call('dbsize')")],
+    "expiry_inside": [ev("redis.call('set', 'e', 'v', 'EX', '100'); return redis.call('ttl', 'e')"),
+                      ev("redis.call('expire', 'e', '-1'); return redis.call('exists', 'e')")],
+    # Lua errors and the sandbox
+    "lua_runtime_errors": [ev("error('boom')"), ev("error({err='tbl'})"), ev("error({err='ERR tbl2'})"),
+                           ev("error()"), ev("error(42)"), ev("local t = nil; return t.x"),
+                           ev("return 1 + {}"), ev("\n\nerror('line three')"),
+                           ev("local function f() error('deep') end f()")],
+    "compile_errors": [ev("return +"), ev("x ="), ev("return 'unfinished"), ev("")],
+    "sandbox_globals": [ev("x = 1"), ev("return y"), ev("return undefined_function()"),
+                        ev("local x = 5; return x"), ev("return _G.z"), ev("_G.z = 1")],
+    "sandbox_libraries": [ev("return type(os)"), ev("return type(io)"), ev("return type(loadfile)"),
+                          ev("return type(dofile)"), ev("return type(require)"), ev("return type(debug)"),
+                          ev("return type(string.format)"), ev("return type(table.concat)"),
+                          ev("return type(math.floor)"), ev("return type(loadstring)"),
+                          ev("string.x = 1"), ev("redis.call = nil"), ev("table.insert = nil"),
+                          ev("math.abs = 1")],
+    "libraries": [ev("return cjson.encode({1, 2, 3})"), ev("return cjson.decode('{\"a\":[1,2]}').a[2]"),
+                  ev("return cjson.encode({a='b'})"), ev("return bit.band(12, 10)"), ev("return bit.bxor(5, 3)"),
+                  ev("return bit.tohex(255)"), ev("return string.format('%05.1f|%s', 3.14159, 'x')"),
+                  ev("return table.concat({'a', 'b'}, '-')"), ev("return math.floor(7.9)"),
+                  ev("return tostring(3.0)"), ev("return tostring(1e100)"), ev("return tonumber('0x10')"),
+                  ev("return string.rep('ab', 3)"), ev("return #ARGV[1]", "hello")],
+    "sha1hex": [ev("return redis.sha1hex('')"), ev("return redis.sha1hex('abc')"), ev("return redis.sha1hex(12)"),
+                ev("return redis.sha1hex()"), ev("return redis.sha1hex('a', 'b')")],
+    "log": [ev("redis.log(redis.LOG_WARNING, 'from a script'); return 1"), ev("redis.log(redis.LOG_DEBUG, 'x', 'y')"),
+            ev("redis.log('x')"), ev("redis.log('x', 'y')"), ev("redis.log(99, 'y')"),
+            ev("return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}")],
+    "replication_api": [ev("return redis.replicate_commands()"), ev("redis.set_repl(redis.REPL_ALL); return 1"),
+                        ev("return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_REPLICA, redis.REPL_ALL}")],
+    # RESP3
+    "setresp": [ev("redis.setresp(3); return redis.call('get', 'nosuch')"), ev("redis.setresp(4)"),
+                ev("redis.setresp()"), ev("redis.setresp(2); return redis.call('get', 'nosuch')"),
+                ev("redis.setresp(3); return type(redis.call('get', 'nosuch'))")],
+    "resp3_client": [(0, "HELLO", "3"), ev("return true"), ev("return false"), ev("return nil"),
+                     ev("return {1, 'a'}"), ev("return {ok='x'}"),
+                     ev("redis.setresp(3); return redis.call('get', 'nosuch')"),
+                     ev("redis.setresp(3); return {double=3.5}"),
+                     ev("redis.setresp(3); return {map={a=1}}"),
+                     ev("redis.setresp(3); return {set={a=true}}"),
+                     ev("redis.setresp(3); return redis.call('incrbyfloat', 'f', '1.5')"),
+                     ev("redis.setresp(3); return redis.call('config', 'get', 'maxmemory')"),
+                     ev("redis.setresp(3); local r = redis.call('config', 'get', 'maxmemory'); "
+                        "return type(r['map'])")],
+    # read-only scripts
+    "eval_ro": [(0, "SET", "r", "1"), (0, "EVAL_RO", "return redis.call('get', KEYS[1])", "1", "r"),
+                (0, "EVAL_RO", "return redis.call('set', KEYS[1], 'x')", "1", "r"),
+                (0, "EVAL_RO", "return redis.pcall('del', KEYS[1])", "1", "r"),
+                (0, "GET", "r"), (0, "SCRIPT", "LOAD", "return redis.call('incr', 'r')"),
+                (0, "EVALSHA_RO", "8bb55c6b2f8ac9a8ff0f07453ea6daab82d51af7", "0"),
+                (0, "EVALSHA", "8bb55c6b2f8ac9a8ff0f07453ea6daab82d51af7", "0"), (0, "EVAL_RO", "return 1")],
+    # with transactions
+    "eval_in_multi": [(0, "MULTI"), ev("return redis.call('incr', 'm')"), ev("return redis.call('incr', 'm')"),
+                      (0, "EXEC"), (0, "GET", "m")],
+    "script_in_multi_errors": [(0, "MULTI"), ev("return +"), (0, "SET", "z", "1"), (0, "EXEC"), (0, "GET", "z")],
+    "script_write_touches_watch": [(0, "WATCH", "k"), (1, "EVAL", "redis.call('set', 'k', '1')", "0"),
+                                   (0, "MULTI"), (0, "PING"), (0, "EXEC")],
+    "script_read_does_not_touch_watch": [(0, "SET", "k", "0"), (0, "WATCH", "k"),
+                                         (1, "EVAL", "return redis.call('get', 'k')", "0"),
+                                         (0, "MULTI"), (0, "PING"), (0, "EXEC")],
+    # maxmemory
+    "oom": [(1, "CONFIG", "SET", "maxmemory", "1"), ev("return redis.call('get', 'a')"),
+            ev("return redis.call('set', 'a', '1')"), ev("return redis.pcall('set', 'a', '1')"),
+            (1, "CONFIG", "SET", "maxmemory", "0"), (0, "GET", "a")],
+    # arity of the commands themselves
+    "arity": [(0, "EVAL"), (0, "EVAL", "return 1"), (0, "EVALSHA", "x"), (0, "EVAL_RO", "x"),
+              (0, "EVALSHA_RO", "x")],
+}
+
+
+def run_scenario(port, steps, clients=2):
+    conns = [RawClient(port) for _ in range(clients)]
+    try:
+        assert conns[0].call("FLUSHALL") == "OK"
+        assert conns[0].call("SCRIPT", "FLUSH") == "OK"
+        out = []
+        for step in steps:
+            reply = conns[step[0]].call_raw(*step[1:])
+            # HELLO names the server's version and the client id: compare only its type.
+            out.append(reply[:1] if step[1] == "HELLO" else reply)
+        return out
+    finally:
+        for c in conns:
+            c.close()
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    with running_server(kind="redis") as srv:
+        yield srv
+
+
+@needs_redis
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_same_replies_as_redis(name, server, redis_server):
+    steps = SCENARIOS[name]
+    expected = run_scenario(redis_server.port, steps)
+    actual = run_scenario(server.port, steps)
+    diffs = [f"{s}\n      redis: {w!r}\n      lapse: {g!r}" for s, w, g in zip(steps, expected, actual) if w != g]
+    assert not diffs, "\n".join(diffs)
+
+
+def test_evalsha_works_from_every_connection(server):
+    """Scripts are cached server-wide: loaded through one connection (one thread), called by
+    SHA-1 through others, which land on other threads."""
+    with server.client() as loader:
+        sha = loader.call("SCRIPT", "LOAD", "return ARGV[1] .. '!'").decode()
+    for i in range(8):
+        with server.client() as c:
+            assert c.call("EVALSHA", sha, "0", str(i)) == f"{i}!".encode()
+            assert c.call("SCRIPT", "EXISTS", sha) == [1]
+    with server.client() as c:
+        assert c.call("SCRIPT", "FLUSH") == "OK"
+    for _ in range(4):
+        with server.client() as c:
+            assert c.call("SCRIPT", "EXISTS", sha) == [0]
+            reply = c.call("EVALSHA", sha, "0", "x")
+            assert reply.message.startswith("NOSCRIPT")
+
+
+def test_redis_py_register_script_and_lock(r):
+    incr_by = r.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")
+    assert incr_by(keys=["counter"], args=[5]) == 5
+    r.script_flush()
+    assert incr_by(keys=["counter"], args=[2]) == 7  # reloads after NOSCRIPT
+    lock = r.lock("resource", timeout=5)
+    assert lock.acquire(blocking=False)
+    assert not r.lock("resource").acquire(blocking=False)
+    assert lock.extend(5)
+    assert 5000 < r.pttl("resource") <= 10000
+    lock.release()
+    assert r.get("resource") is None
+    assert lock.acquire(blocking=False)
+    r.set("resource", "someone else's token")
+    with pytest.raises(redis.exceptions.LockNotOwnedError):
+        lock.release()
+    assert r.get("resource") == "someone else's token"
+
+
+def test_redis_py_pipeline_with_scripts(r):
+    script = r.register_script("return redis.call('incr', KEYS[1])")
+    with r.pipeline() as pipe:
+        script(keys=["p"], client=pipe)
+        script(keys=["p"], client=pipe)
+        pipe.get("p")
+        assert pipe.execute() == [1, 2, "2"]
+
+
+@pytest.mark.parametrize("threads", [4])
+def test_scripts_are_atomic_across_shards(threads, start_server):
+    """Scripts move a total between 8 keys that live on different shards; readers MGET all 8
+    and must always see the same total."""
+    srv = start_server(options={"threads": threads})
+    keys = [f"acct:{i}" for i in range(8)]
+    transfer = ("local a = tonumber(redis.call('get', KEYS[1])); local b = tonumber(redis.call('get', KEYS[2])); "
+                "redis.call('set', KEYS[1], a - ARGV[1]); redis.call('set', KEYS[2], b + ARGV[1]); return 1")
+    with srv.client() as c:
+        c.call("MSET", *[x for k in keys for x in (k, "100")])
+    stop = threading.Event()
+    bad = []
+
+    def writer(seed):
+        with srv.client() as c:
+            i = seed
+            while not stop.is_set():
+                a, b = keys[i % 8], keys[(i * 5 + 3) % 8]
+                if a != b:
+                    assert c.call("EVAL", transfer, "2", a, b, str(i % 7 + 1)) == 1
+                i += 1
+
+    def reader():
+        with srv.client() as c:
+            for _ in range(400):
+                total = sum(int(v) for v in c.call("MGET", *keys))
+                if total != 800:
+                    bad.append(total)
+
+    writers = [threading.Thread(target=writer, args=(s,)) for s in range(3)]
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for t in writers + readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    for t in writers:
+        t.join()
+    assert bad == []
+    with srv.client() as c:
+        assert sum(int(v) for v in c.call("MGET", *keys)) == 800
+
+
+def test_script_keeps_caller_database_and_protocol(raw):
+    raw.call("SELECT", "2")
+    assert raw.call("EVAL", "redis.call('select', '5'); redis.setresp(3); return 1", "0") == 1
+    assert raw.call("SET", "here", "x") == "OK"
+    raw.call("SELECT", "2")
+    assert raw.call("GET", "here") == b"x"
+    assert raw.call_raw("GET", "nosuch") == b"$-1\r\n"  # still RESP2
+
+
+def test_commandstats_count_calls_from_scripts(raw):
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("EVAL", "redis.call('set', 'a', '1'); redis.call('get', 'a'); return 1", "0")
+    stats = raw.call("INFO", "commandstats").decode()
+    assert "cmdstat_eval:calls=1," in stats
+    assert "cmdstat_set:calls=1," in stats
+    assert "cmdstat_get:calls=1," in stats
+
+
+@pytest.mark.lapse_only
+def test_error_tables_without_a_message(raw):
+    # Redis 7.0.15 crashes on these; lapse answers an error and goes on.
+    for script in ("error({})", "error({err=5})", "error({err={}})"):
+        reply = raw.call("EVAL", script, "0")
+        assert reply.message.startswith("ERR unknown error script: "), reply.message
+    assert raw.call("PING") == "PONG"

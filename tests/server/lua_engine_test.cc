@@ -1,0 +1,134 @@
+#include "server/lua_engine.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "server/sha1.h"
+
+namespace lapse::server {
+namespace {
+
+// Answers redis.call from a script with canned replies, and records what it was asked.
+class FakeHost : public ScriptHost {
+ public:
+  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion, std::string* out) override {
+    calls.emplace_back(args.begin(), args.end());
+    if (args[0] == "nosuch") return Refusal::kUnknownCommand;
+    if (args[0] == "multi") return Refusal::kNotAllowed;
+    if (args[0] == "set") {
+      out->append("+OK\r\n");
+    } else if (args[0] == "incr") {
+      out->append("-ERR value is not an integer or out of range\r\n");
+    } else if (args[0] == "mget") {
+      out->append("*3\r\n$1\r\na\r\n$-1\r\n:7\r\n");
+    } else {
+      out->append("$-1\r\n");
+    }
+    return Refusal::kNone;
+  }
+  std::vector<std::vector<std::string>> calls;
+};
+
+class LuaEngineTest : public ::testing::Test {
+ protected:
+  // Compiles and runs `body` with KEYS and ARGV; returns the reply bytes.
+  std::string Eval(std::string_view body, std::vector<std::string_view> keys = {},
+                   std::vector<std::string_view> argv = {},
+                   protocol::RespVersion resp = protocol::RespVersion::kResp2) {
+    std::string sha = Sha1Hex(body);
+    if (auto error = lua.Compile(sha, body)) return "-" + *error + "\r\n";
+    std::string out;
+    protocol::ReplyWriter reply(&out, resp);
+    lua.Run(sha, keys, argv, host, reply);
+    return out;
+  }
+  std::string Suffix(std::string_view body, int line = 1) {
+    return " script: " + Sha1Hex(body) + ", on @user_script:" + std::to_string(line) + ".\r\n";
+  }
+
+  LuaEngine lua;
+  FakeHost host;
+};
+
+TEST_F(LuaEngineTest, LuaValuesBecomeReplies) {
+  EXPECT_EQ(Eval("return 42"), ":42\r\n");
+  EXPECT_EQ(Eval("return -3.9"), ":-3\r\n");
+  EXPECT_EQ(Eval("return 1e30"), ":-9223372036854775808\r\n");
+  EXPECT_EQ(Eval("return 'x'"), "$1\r\nx\r\n");
+  EXPECT_EQ(Eval("return true"), ":1\r\n");
+  EXPECT_EQ(Eval("return false"), "$-1\r\n");
+  EXPECT_EQ(Eval("return {1, 'a', {2}, nil, 5}"), "*3\r\n:1\r\n$1\r\na\r\n*1\r\n:2\r\n");
+  EXPECT_EQ(Eval("return {ok='fine'}"), "+fine\r\n");
+  EXPECT_EQ(Eval("return {err='BAD x'}"), "-BAD x\r\n");
+  EXPECT_EQ(Eval("return {err='two\\nlines'}"), "-two lines\r\n");
+}
+
+TEST_F(LuaEngineTest, Resp3ValuesUnderSetresp) {
+  auto resp3 = protocol::RespVersion::kResp3;
+  EXPECT_EQ(Eval("return true", {}, {}, resp3), ":1\r\n");  // RESP2 rules until setresp(3)
+  EXPECT_EQ(Eval("redis.setresp(3); return true", {}, {}, resp3), "#t\r\n");
+  EXPECT_EQ(Eval("redis.setresp(3); return {double=1.5}", {}, {}, resp3), ",1.5\r\n");
+  EXPECT_EQ(Eval("redis.setresp(3); return {map={a=1}}", {}, {}, resp3), "%1\r\n$1\r\na\r\n:1\r\n");
+  EXPECT_EQ(Eval("redis.setresp(3); return redis.call('get', 'x') == nil", {}, {}, resp3), "#t\r\n");
+}
+
+TEST_F(LuaEngineTest, KeysAndArgv) {
+  EXPECT_EQ(Eval("return {KEYS[1], ARGV[2], #KEYS, #ARGV}", {"k"}, {"a", "b"}),
+            "*4\r\n$1\r\nk\r\n$1\r\nb\r\n:1\r\n:2\r\n");
+  // A second run does not see the first run's KEYS.
+  EXPECT_EQ(Eval("return #KEYS"), ":0\r\n");
+}
+
+TEST_F(LuaEngineTest, RedisCallPassesArgumentsAndConvertsReplies) {
+  EXPECT_EQ(Eval("return redis.call('set', KEYS[1], 3.5, 10)", {"k"}), "+OK\r\n");
+  ASSERT_EQ(host.calls.size(), 1u);
+  EXPECT_EQ(host.calls[0], (std::vector<std::string>{"set", "k", "3.5", "10"}));
+  EXPECT_EQ(Eval("local r = redis.call('mget'); return {type(r[1]), type(r[2]), type(r[3])}"),
+            "*3\r\n$6\r\nstring\r\n$7\r\nboolean\r\n$6\r\nnumber\r\n");
+}
+
+TEST_F(LuaEngineTest, CallRaisesAndPcallReturnsErrors) {
+  const char* call = "return redis.call('incr', 'k')";
+  EXPECT_EQ(Eval(call), "-ERR value is not an integer or out of range" + Suffix(call));
+  EXPECT_EQ(Eval("return redis.pcall('incr', 'k')"), "-ERR value is not an integer or out of range\r\n");
+  const char* unknown = "\nreturn redis.call('nosuch')";
+  EXPECT_EQ(Eval(unknown), "-ERR Unknown Redis command called from script" + Suffix(unknown, 2));
+  const char* refused = "return redis.call('multi')";
+  EXPECT_EQ(Eval(refused), "-ERR This Redis command is not allowed from script" + Suffix(refused));
+  const char* bad_arg = "return redis.call('set', 'k', {})";
+  EXPECT_EQ(Eval(bad_arg), "-ERR Lua redis lib command arguments must be strings or integers" + Suffix(bad_arg));
+  EXPECT_EQ(host.calls.size(), 4u) << "refused arguments never reach the host";
+}
+
+TEST_F(LuaEngineTest, SandboxAndCompileErrors) {
+  const char* global = "x = 1";
+  EXPECT_EQ(Eval(global), "-ERR user_script:1: Attempt to modify a readonly table" + Suffix(global));
+  const char* undefined = "return y";
+  EXPECT_EQ(Eval(undefined),
+            "-ERR user_script:1: Script attempted to access nonexistent global variable 'y'" + Suffix(undefined));
+  const char* library = "string.len = nil";
+  EXPECT_EQ(Eval(library), "-ERR user_script:1: Attempt to modify a readonly table" + Suffix(library));
+  EXPECT_EQ(Eval("return +"), "-ERR Error compiling script (new function): user_script:1: unexpected symbol near "
+                              "'+'\r\n");
+  // The state is still sound after every error above.
+  EXPECT_EQ(Eval("return cjson.encode({1, 2}) .. bit.tohex(255, 2)"), "$7\r\n[1,2]ff\r\n");
+}
+
+TEST_F(LuaEngineTest, CompileOnceRunMany) {
+  EXPECT_FALSE(lua.Compile("sha", "return ARGV[1]"));
+  EXPECT_FALSE(lua.Compile("sha", "this body is ignored: sha is already compiled"));
+  std::vector<std::string_view> none;
+  for (std::string_view arg : {"a", "bb"}) {
+    std::string out;
+    protocol::ReplyWriter reply(&out);
+    std::vector<std::string_view> argv{arg};
+    lua.Run("sha", none, argv, host, reply);
+    EXPECT_EQ(out, "$" + std::to_string(arg.size()) + "\r\n" + std::string(arg) + "\r\n");
+  }
+}
+
+}  // namespace
+}  // namespace lapse::server
