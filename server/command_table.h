@@ -108,6 +108,7 @@ enum CommandFlags : uint32_t {
   kNotQueued = 1 << 12,    // runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...)
   kSkipSlowlog = 1 << 13,  // never in SLOWLOG (EXEC: its commands are logged one by one)
   kNoScript = 1 << 14,     // refused from redis.call (Redis's noscript: MULTI, EVAL, AUTH, ...)
+  kSumsCharges = 1 << 15,  // charged what the commands it runs cost (EVAL: its redis.calls)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows

@@ -182,8 +182,18 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
-  std::get<ConnHandler>(spec.handler)(cmd);
-  SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  if (!(spec.flags & kSumsCharges)) {
+    std::get<ConnHandler>(spec.handler)(cmd);
+    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  } else {
+    // A script costs what its commands cost, plus its own refusal charge when it fails;
+    // inside EXEC that sum goes on into EXEC's.
+    double outer_sum = std::exchange(charge_sum_, 0);
+    std::get<ConnHandler>(spec.handler)(cmd);
+    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+    session_.last_charge = charge_sum_;
+    charge_sum_ += outer_sum;
+  }
   server_.error_stats().CountIfError(*out, before);
 }
 
@@ -316,7 +326,7 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     co_return reply.NullArray();
   }
   ThreadCounters& counters = server_.counters(session_.home);
-  transaction_charge_ = 0;
+  charge_sum_ = 0;
   // Until it ends, CLIENT LIST still shows the client in MULTI (flag x, multi=N), as Redis does.
   const std::vector<Transaction::Queued> queued = std::exchange(session_.multi, Transaction{}).queued;
   reply.ArrayHeader(queued.size());
@@ -332,7 +342,7 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     CountCall(*q.spec, q.stat_id, start, args, *out, before);
   }
   EndTransaction(server_, session_);
-  session_.last_charge = transaction_charge_;
+  session_.last_charge = charge_sum_;
 }
 
 }  // namespace lapse::server

@@ -96,14 +96,14 @@ class Dispatcher {
   void SettleConnCharge(const CommandSpec& spec, const ConnCommand& cmd, bool rejected);
   void RecordCharge(const CommandSpec& spec, double charge) {
     if (!(spec.flags & kNoCharge)) session_.last_charge = charge;
-    transaction_charge_ += charge;
+    charge_sum_ += charge;
   }
   // What CLIENT LIST shows as cmd=: a name that lives in the command table, or nullptr.
   void RecordLastCommand(const std::string* name) { session_.info->last_command.store(name, std::memory_order_relaxed); }
 
   Server& server_;
   ClientSession& session_;
-  double transaction_charge_ = 0;  // what the commands of the running EXEC cost so far
+  double charge_sum_ = 0;  // what the commands of the running EXEC or script cost so far
 };
 
 }  // namespace lapse::server

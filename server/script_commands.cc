@@ -137,13 +137,13 @@ void CmdScript(ConnCommand& c) {
 }  // namespace
 
 void RegisterScriptCommands(CommandTable& table) {
-  constexpr uint32_t kS = kNoScript;
+  constexpr uint32_t kS = kNoScript | kSumsCharges;
   table.Add({"eval", -3, kS, 0, 0, 0, CmdEval, "scripting", "Execute a Lua script server side"});
   table.Add({"evalsha", -3, kS, 0, 0, 0, CmdEvalSha, "scripting", "Execute a Lua script server side"});
   table.Add({"eval_ro", -3, kS | kReadOnly, 0, 0, 0, CmdEvalRo, "scripting", "Execute a read-only Lua script server side"});
   table.Add({"evalsha_ro", -3, kS | kReadOnly, 0, 0, 0, CmdEvalShaRo, "scripting",
              "Execute a read-only Lua script server side"});
-  table.Add({"script", -2, kS, 0, 0, 0, CmdScript, "scripting", "A container for Lua scripts management commands"},
+  table.Add({"script", -2, kNoScript, 0, 0, 0, CmdScript, "scripting", "A container for Lua scripts management commands"},
             {{"debug", 3}, {"exists", -3}, {"flush", -2}, {"help", 2}, {"kill", 2}, {"load", 3}});
 }
 

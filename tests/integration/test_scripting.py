@@ -14,6 +14,7 @@ import redis
 
 from conftest import running_server
 from lapse_harness import RawClient
+from lapse_harness import RespError as E
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
@@ -329,3 +330,62 @@ def test_error_tables_without_a_message(raw):
         reply = raw.call("EVAL", script, "0")
         assert reply.message.startswith("ERR unknown error script: "), reply.message
     assert raw.call("PING") == "PONG"
+
+
+# ---- request units: a script costs what its commands cost ---------------------------------
+
+
+@pytest.mark.lapse_only
+def test_lastcharge_after_a_script_is_the_sum(raw):
+    commands = [("IPUT", "c", "x", '{"n":1}'), ("SET", "k", "v" * 3000), ("GET", "k"), ("IGET", "c", "x")]
+    for cmd in commands:  # so that the runs measured below write the same way (replace, not create)
+        raw.call(*cmd)
+    charges = []
+    for cmd in commands:
+        raw.call(*cmd)
+        charges.append(float(raw.call("LASTCHARGE")))
+    body = " ".join(f"redis.call({', '.join(repr(a) for a in cmd)})" for cmd in commands)
+    assert raw.call("EVAL", body, "0") is None
+    assert float(raw.call("LASTCHARGE")) == pytest.approx(sum(charges))
+    # Inside EXEC, the script's sum goes into EXEC's.
+    raw.call("MULTI")
+    raw.call("EVAL", body, "0")
+    raw.call("GET", "k")
+    raw.call("EXEC")
+    assert float(raw.call("LASTCHARGE")) == pytest.approx(sum(charges) + charges[2])
+
+
+@pytest.mark.lapse_only
+def test_throttled_inside_a_script_is_an_error_pcall_can_catch(raw):
+    raw.call("DEBUG", "FREEZE-CLOCK", 1)
+    try:
+        raw.call("CSETRU", "c", 5)
+        raw.call("IPUT", "c", "a", '{"v":1}')  # 5 RU: the budget of this second is spent
+        script = ("local r = redis.pcall('IGET', 'c', 'a'); "
+                  "if type(r) == 'table' and r.err then return 'caught: ' .. r.err end return r")
+        reply = raw.call("EVAL", script, "0")
+        assert reply.startswith(b"caught: THROTTLED Request rate is large. Retry after "), reply
+        reply = raw.call("EVAL", "return redis.call('IGET', 'c', 'a')", "0")
+        assert reply.message.startswith("THROTTLED Request rate is large. Retry after "), reply
+        assert " script: " in reply.message
+    finally:
+        raw.call("DEBUG", "FREEZE-CLOCK", 0)
+
+
+@pytest.mark.lapse_only
+def test_scripts_run_item_commands_atomically(raw):
+    """A script over items is lapse's stored procedure: read an item, decide, write two."""
+    raw.call("IPUT", "orders", "o1", '{"qty":3,"state":"new"}')
+    script = """
+      local item = cjson.decode(redis.call('IGET', KEYS[1], ARGV[1]))
+      if item.state ~= 'new' then return redis.error_reply('ERR already ' .. item.state) end
+      item.state = 'shipped'
+      item._ts, item._etag, item.id = nil, nil, nil
+      redis.call('IPUT', KEYS[1], ARGV[1], cjson.encode(item), 'XX')
+      redis.call('IPUT', KEYS[1], 'log-' .. ARGV[1], cjson.encode({shipped=ARGV[1]}))
+      return item.qty
+    """
+    assert raw.call("EVAL", script, "1", "orders", "o1") == 3
+    assert b'"state":"shipped"' in raw.call("IGET", "orders", "o1")
+    assert raw.call("ICOUNT", "orders") == 2
+    assert raw.call("EVAL", script, "1", "orders", "o1") == E("ERR already shipped")
