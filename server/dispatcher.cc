@@ -263,6 +263,17 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
   if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
   if ((spec->flags & kDenyOom) && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
+  // A script's step may have to grow to the command's shards. They are all taken before the
+  // command runs, so that a busy one (ShardBusy) stops the script before anything changed.
+  ShardSet::AtomicStep& step = *ShardSet::CurrentStep();
+  std::vector<uint32_t> footprint;
+  AddFootprint(*spec, args, footprint);
+  std::sort(footprint.begin(), footprint.end());
+  try {
+    for (uint32_t id : footprint) step.Require(id);
+  } catch (const ShardSet::ShardBusy&) {
+    return ScriptHost::Refusal::kRestart;
+  }
   // The command answers in the script's protocol (redis.setresp), not the client's.
   protocol::RespVersion client_resp = session_.resp;
   session_.resp = resp;
@@ -277,7 +288,26 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   }
   CountCall(*spec, stat_id, start, args, *out, before);
   session_.resp = client_resp;
+  if (spec->flags & kWrite) step.ForbidRestart();
   return ScriptHost::Refusal::kNone;
+}
+
+bool Dispatcher::AddFootprint(const CommandSpec& spec, const std::vector<std::string_view>& args,
+                              std::vector<uint32_t>& ids) const {
+  ShardSet& shards = server_.shards();
+  if (std::holds_alternative<ShardHandler>(spec.handler)) {
+    ids.push_back(ShardOf(spec, args));
+  } else if ((spec.flags & kItemKey) && args.size() > 2) {
+    ids.push_back(shards.ShardForItem(args[1], args[2]));
+  } else if (spec.first_key > 0) {
+    ForEachKeyIndex(spec, args.size(), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
+  } else if (!(spec.flags & kConnection)) {
+    // No keys to go by (FLUSHALL, KEYS, INFO, container-wide commands): every shard.
+    ids.resize(shards.size());
+    for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+    return false;
+  }
+  return true;
 }
 
 std::vector<uint32_t> Dispatcher::TransactionFootprint() const {
@@ -286,20 +316,8 @@ std::vector<uint32_t> Dispatcher::TransactionFootprint() const {
   for (const WatchedKey& w : session_.watched) ids.push_back(shards.ShardFor(w.key));
   std::vector<std::string_view> args;
   for (const Transaction::Queued& q : session_.multi.queued) {
-    const CommandSpec& spec = *q.spec;
     args.assign(q.args.begin(), q.args.end());
-    if (std::holds_alternative<ShardHandler>(spec.handler)) {
-      ids.push_back(ShardOf(spec, args));
-    } else if ((spec.flags & kItemKey) && args.size() > 2) {
-      ids.push_back(shards.ShardForItem(args[1], args[2]));
-    } else if (spec.first_key > 0) {
-      ForEachKeyIndex(spec, args.size(), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
-    } else if (!(spec.flags & kConnection)) {
-      // No keys to go by (FLUSHALL, KEYS, INFO, container-wide commands): every shard.
-      ids.resize(shards.size());
-      for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
-      return ids;
-    }
+    if (!AddFootprint(*q.spec, args, ids)) break;
   }
   return ids;
 }

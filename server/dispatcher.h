@@ -78,6 +78,9 @@ class Dispatcher {
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.
   std::vector<uint32_t> TransactionFootprint() const;
+  // Adds the shards `args` touches to `ids`; false when that is every shard.
+  bool AddFootprint(const CommandSpec& spec, const std::vector<std::string_view>& args,
+                    std::vector<uint32_t>& ids) const;
   // Runs an admitted shard or connection command and returns true; false for a fan-out
   // command, which the caller then awaits with RunFanoutCommand.
   bool RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out);

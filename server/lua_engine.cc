@@ -26,6 +26,9 @@ namespace {
 constexpr const char* kEngineKey = "lapse_engine";
 constexpr const char* kScriptsKey = "lapse_scripts";
 constexpr const char* kErrorHandlerKey = "lapse_error_handler";
+// The error a redis.call gets when the script must start over; never seen by a client.
+constexpr const char* kRestartText = "ERR lapse restarts this script holding every shard";
+constexpr int kGcPeriod = 50;
 // Nested tables deeper than this in a script's result are refused (Redis's stack limit).
 constexpr int kMaxResultDepth = 1000;
 
@@ -245,12 +248,14 @@ std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::strin
   return std::nullopt;
 }
 
-void LuaEngine::Run(const std::string& sha, std::span<const std::string_view> keys,
-                    std::span<const std::string_view> argv, ScriptHost& host, protocol::ReplyWriter& reply) {
+LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::string_view> keys,
+                                   std::span<const std::string_view> argv, ScriptHost& host,
+                                   protocol::ReplyWriter& reply) {
   lua_State* L = L_;
   int base = lua_gettop(L);
   host_ = &host;
   resp_ = 2;
+  restart_ = false;
   // KEYS and ARGV are the only globals a script gets written for it: set past the sandbox.
   for (auto [name, items] : {std::pair{"KEYS", keys}, std::pair{"ARGV", argv}}) {
     lua_pushstring(L, name);
@@ -265,7 +270,11 @@ void LuaEngine::Run(const std::string& sha, std::span<const std::string_view> ke
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
   lua_getfield(L, -1, sha.c_str());
   lua_remove(L, -2);
-  if (lua_pcall(L, 0, 1, base + 1) == 0) {
+  int status = lua_pcall(L, 0, 1, base + 1);
+  if (restart_) {
+    // Whatever the script did with the failed call (even catching it with Lua's pcall), it
+    // wrote nothing: it starts over.
+  } else if (status == 0) {
     WriteResult(L, lua_gettop(L), reply, 0);
   } else if (lua_istable(L, -1)) {
     // Redis 7.0: "<error> script: <sha>, on @user_script:<line>."
@@ -284,7 +293,13 @@ void LuaEngine::Run(const std::string& sha, std::span<const std::string_view> ke
   }
   lua_settop(L, base);
   host_ = nullptr;
-  lua_gc(L, LUA_GCSTEP, 1);
+  // An incremental collection step every kGcPeriod runs, as Redis does, keeps the garbage
+  // of many small scripts bounded without paying for a step on every run.
+  if (++runs_since_gc_ == kGcPeriod) {
+    lua_gc(L, LUA_GCSTEP, kGcPeriod);
+    runs_since_gc_ = 0;
+  }
+  return restart_ ? Outcome::kRestart : Outcome::kDone;
 }
 
 void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
@@ -402,7 +417,9 @@ int LuaEngine::Call(lua_State* L, bool raise) {
           refusal_text = "ERR Lua redis lib command arguments must be strings or integers";
         }
       }
-      if (refusal_text == nullptr) {
+      if (restart_) {
+        refusal_text = kRestartText;
+      } else if (refusal_text == nullptr) {
         std::string out;
         switch (host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out)) {
           case ScriptHost::Refusal::kNone:
@@ -423,11 +440,16 @@ int LuaEngine::Call(lua_State* L, bool raise) {
           case ScriptHost::Refusal::kOom:
             refusal_text = "OOM command not allowed when used memory > 'maxmemory'.";
             break;
+          case ScriptHost::Refusal::kRestart:
+            restart_ = true;
+            refusal_text = kRestartText;
+            break;
         }
       }
     }
   }
   if (refusal_text != nullptr) PushTableWith(L, "err", refusal_text);
+  if (restart_) return -1;  // even from redis.pcall: the run is abandoned
   if (!raise) return 1;
   // redis.call raises what pcall would return as an error table.
   if (!lua_istable(L, -1)) return 1;
@@ -442,7 +464,10 @@ int LuaEngine::RedisCall(lua_State* L) {
   return results < 0 ? lua_error(L) : results;
 }
 
-int LuaEngine::RedisPcall(lua_State* L) { return Self(L).Call(L, false); }
+int LuaEngine::RedisPcall(lua_State* L) {
+  int results = Self(L).Call(L, false);
+  return results < 0 ? lua_error(L) : results;
+}
 
 int LuaEngine::RedisSetResp(lua_State* L) {
   if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.setresp() requires one argument.");

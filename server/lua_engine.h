@@ -41,6 +41,7 @@ class ScriptHost {
     kNotAllowed,       // Redis's noscript commands (MULTI, EVAL, AUTH, ...)
     kWriteInReadOnly,  // a write from EVAL_RO / EVALSHA_RO
     kOom,              // a command that may grow memory, over maxmemory
+    kRestart,          // the script must start over holding every shard (ShardSet::ShardBusy)
   };
   virtual ~ScriptHost() = default;
   virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;
@@ -57,8 +58,10 @@ class LuaEngine {
   // ("ERR Error compiling script (new function): user_script:1: ...").
   std::optional<std::string> Compile(const std::string& sha, std::string_view body);
   // Runs the compiled script `sha` with KEYS and ARGV and writes its result, or its error,
-  // as the reply.
-  void Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
+  // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
+  // over (the script has written nothing).
+  enum class Outcome { kDone, kRestart };
+  Outcome Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
            ScriptHost& host, protocol::ReplyWriter& reply);
 
  private:
@@ -77,6 +80,8 @@ class LuaEngine {
   lua_State* L_;
   ScriptHost* host_ = nullptr;  // while a script runs
   int resp_ = 2;                // redis.setresp, for the script that runs
+  bool restart_ = false;        // a redis.call asked to start over: every later one fails
+  int runs_since_gc_ = 0;
 };
 
 }  // namespace lapse::server

@@ -3,10 +3,10 @@
 // Scripting family: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, as in Redis 7.0
 // (server/lua_engine.h has the Lua side).
 //
-// A script is atomic: it runs as one atomic step over every shard, so no other client sees
-// any part of it before the rest, whatever keys it touches, declared in KEYS or not. Inside
-// EXEC it runs in EXEC's step. (Holding only the shards of KEYS, so that scripts on
-// different shards run in parallel, is issue 12's next step; see the note there.)
+// A script is atomic: it runs as one atomic step, so no other client sees any part of it
+// before the rest, whatever keys it touches, declared in KEYS or not. It holds the shards of
+// its KEYS, so that scripts on different shards run in parallel, and grows its step when it
+// touches others (RunInOwnStep). Inside EXEC it runs in EXEC's step.
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +46,8 @@ class ClientScriptHost : public ScriptHost {
   bool read_only_;
 };
 
+void RunInOwnStep(ConnCommand& c, const std::string& sha, Args keys, Args argv, ScriptHost& host);
+
 void Eval(ConnCommand& c, bool by_sha, bool read_only) {
   int64_t numkeys = 0;
   if (!protocol::ParseInt64(c.args[2], &numkeys)) return c.reply.Error(errors::kNotInteger);
@@ -65,20 +67,47 @@ void Eval(ConnCommand& c, bool by_sha, bool read_only) {
   if (auto error = lua.Compile(sha, body)) return c.reply.Error(*error);
   if (!by_sha) c.server.scripts().Add(sha, std::move(body));
 
-  ShardSet& shards = c.server.shards();
-  std::optional<ShardSet::AtomicStep> step;
-  if (!ShardSet::InAtomicStep()) {
-    std::vector<uint32_t> all(shards.size());
-    for (uint32_t id = 0; id < all.size(); ++id) all[id] = id;
-    step.emplace(shards, std::move(all));
-  }
   ClientScriptHost host(*c.dispatcher, read_only);
   Args keys = c.args.subspan(3, static_cast<size_t>(numkeys));
   Args argv = c.args.subspan(3 + static_cast<size_t>(numkeys));
   // SELECT inside a script chooses the script's database, not its caller's (as in Redis).
   int caller_db = c.session.db;
-  lua.Run(sha, keys, argv, host, c.reply);
+  if (ShardSet::InAtomicStep()) {
+    lua.Run(sha, keys, argv, host, c.reply);  // inside EXEC, which holds every shard
+  } else {
+    RunInOwnStep(c, sha, keys, argv, host);
+  }
   c.session.db = caller_db;
+}
+
+// What a script holds depends on what it has been seen to touch. Its first run holds every
+// shard, watching whether it keeps to its KEYS. A script that did holds only its KEYS' shards
+// from then on, and takes others with try_lock if it strays (a growable step); when one is
+// busy before it has written, it starts over holding every shard. A script that once
+// strayed holds every shard from then on.
+void RunInOwnStep(ConnCommand& c, const std::string& sha, Args keys, Args argv, ScriptHost& host) {
+  using Footprint = ScriptCache::Footprint;
+  using Kind = ShardSet::AtomicStep::Kind;
+  ShardSet& shards = c.server.shards();
+  ScriptCache& cache = c.server.scripts();
+  std::vector<uint32_t> declared;
+  for (std::string_view key : keys) declared.push_back(shards.ShardFor(key));
+  bool hold_all = cache.FootprintOf(sha) != Footprint::kDeclaredKeys;
+  int db = c.session.db;
+  while (true) {
+    std::vector<uint32_t> ids = declared;
+    if (hold_all) {
+      ids.resize(shards.size());
+      for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+    }
+    ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
+    step.WatchDeclared(declared);
+    LuaEngine::Outcome outcome = c.server.lua().Run(sha, keys, argv, host, c.reply);
+    cache.SetFootprint(sha, step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys);
+    if (outcome == LuaEngine::Outcome::kDone) return;
+    hold_all = true;
+    c.session.db = db;
+  }
 }
 
 void CmdEval(ConnCommand& c) { Eval(c, false, false); }

@@ -62,17 +62,18 @@ void ShardSet::StopAndJoin() {
 ShardSet::LockSet::LockSet(ShardSet& set, std::span<const uint32_t> ids) : set_(set), ids_(ids.begin(), ids.end()) {
   std::sort(ids_.begin(), ids_.end());
   ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-  for (uint32_t id : ids_) set_.slots_[id]->mu.lock();
+  set_.LockAll(ids_);
 }
 
 ShardSet::LockSet::~LockSet() {
   for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
 }
 
-ShardSet::AtomicStep::AtomicStep(ShardSet& set, std::vector<uint32_t> ids) : set_(set), ids_(std::move(ids)) {
+ShardSet::AtomicStep::AtomicStep(ShardSet& set, std::vector<uint32_t> ids, Kind kind)
+    : set_(set), ids_(std::move(ids)), kind_(kind) {
   std::sort(ids_.begin(), ids_.end());
   ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-  for (uint32_t id : ids_) set_.slots_[id]->mu.lock();
+  set_.LockAll(ids_);
   tls_step_ = this;
 }
 
@@ -81,12 +82,54 @@ ShardSet::AtomicStep::~AtomicStep() {
   for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
 }
 
+void ShardSet::AtomicStep::WatchDeclared(std::vector<uint32_t> declared) {
+  std::sort(declared.begin(), declared.end());
+  declared.erase(std::unique(declared.begin(), declared.end()), declared.end());
+  declared_ = std::move(declared);
+  watching_ = true;
+}
+
 void ShardSet::AtomicStep::Require(uint32_t id) {
+  if (watching_ && !std::binary_search(declared_.begin(), declared_.end(), id)) grew_ = true;
   auto at = std::lower_bound(ids_.begin(), ids_.end(), id);
   if (at != ids_.end() && *at == id) return;
-  spdlog::error("atomic step needed shard {} outside its footprint; locking it out of order", id);
-  set_.slots_[id]->mu.lock();
+  std::mutex& mu = set_.slots_[id]->mu;
+  if (kind_ == Kind::kFixed) {
+    spdlog::error("atomic step needed shard {} outside its footprint; locking it out of order", id);
+    mu.lock();
+  } else if (!mu.try_lock()) {
+    if (restartable_) throw ShardBusy{};
+    // Rare: a script that has written meets a busy shard it did not declare. Its holder
+    // almost always finishes within moments; the wait is logged when it does not.
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+    bool locked = false;
+    while (!(locked = mu.try_lock()) && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    if (!locked) {
+      spdlog::warn("a script that has written waits for shard {} it did not declare in KEYS", id);
+      mu.lock();
+    }
+  }
+  grew_ = true;
   ids_.insert(at, id);
+}
+
+void ShardSet::LockAll(std::span<const uint32_t> ids) {
+  if (ids.empty()) return;
+  size_t busy = 0;  // the shard to wait for, holding nothing
+  while (true) {
+    slots_[ids[busy]]->mu.lock();
+    size_t i = 0;
+    for (; i < ids.size(); ++i) {
+      if (i == busy) continue;
+      if (!slots_[ids[i]]->mu.try_lock()) break;
+    }
+    if (i == ids.size()) return;
+    for (size_t j = 0; j < i; ++j) {
+      if (j != busy) slots_[ids[j]]->mu.unlock();
+    }
+    slots_[ids[busy]]->mu.unlock();
+    busy = i;
+  }
 }
 
 bool ShardSet::ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms) {

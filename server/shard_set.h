@@ -11,11 +11,16 @@
 // the caller back was measured at about 4 us per request at pipeline 1 on 2 threads, more
 // than Redis spends on the whole request (bench/RESULTS.md, "Issue 11", has the figures).
 //
-// Atomic steps (MSET, RENAME, FLUSHALL, ... and later MULTI/EXEC and scripts) lock every
-// shard they touch in ascending index order, run, and unlock. Every thread takes locks in
-// that one order and never holds a lock across a suspension, so no cycle of waits can form,
-// and a step that locks a shard excludes every other command on it, as Redis's single
-// thread does. A step on one shard is just that shard's lock.
+// Atomic steps (MSET, RENAME, FLUSHALL, MULTI/EXEC, scripts) lock every shard they touch
+// in ascending index order, run, and unlock, and a step that locks a shard excludes every
+// other command on it, as Redis's single thread does. A step on one shard is just that
+// shard's lock.
+//
+// Lock order. A step takes its first shard by waiting for it and the others with try_lock;
+// when one is busy it lets go of all it holds, waits for that one holding nothing, and
+// starts again. So no thread waits for a shard while it holds another, and no thread holds
+// a lock across a suspension: no cycle of waits can form. The one exception is a script that
+// has written and then touches a busy shard it did not declare in KEYS (AtomicStep).
 //
 // A step made of whole commands (EXEC, and later scripts) holds its shards through an
 // AtomicStep: the commands it runs find their shards already held by their thread and take no
@@ -126,26 +131,52 @@ class ShardSet {
     RunAtomic(all_ids_, fn);
   }
 
+  // Thrown by a growable step that cannot take a shard it was not given without waiting for
+  // it while holding others (see AtomicStep). Nothing has been changed when it is thrown.
+  struct ShardBusy {};
+
   // Holds the shards in `ids` (any order, repeats allowed) for its lifetime, as one atomic
   // step of the calling thread: every command the thread runs meanwhile uses them without
   // locking. Steps do not nest, and the thread must not suspend while one is alive.
+  //
+  // A fixed step (EXEC) knows its footprint; it can also watch whether its commands stay
+  // within a declared part of it (a script's KEYS). A growable step (a script that has so
+  // far kept to its KEYS) takes more shards as its commands need them, but only with
+  // try_lock: when one is busy it throws ShardBusy, so that its caller can start over
+  // holding every shard. Once the step has written (ForbidRestart) that is no longer
+  // possible, and it waits for the busy shard while holding others: the one wait in the
+  // server that may hold locks out of order (see "Lock order" above), logged.
   class AtomicStep {
    public:
-    AtomicStep(ShardSet& set, std::vector<uint32_t> ids);
+    enum class Kind { kFixed, kGrowable };
+    AtomicStep(ShardSet& set, std::vector<uint32_t> ids, Kind kind = Kind::kFixed);
     ~AtomicStep();
     AtomicStep(const AtomicStep&) = delete;
     AtomicStep& operator=(const AtomicStep&) = delete;
-    // A command inside the step needs shard `id`. The step's footprint should already hold
-    // it; if not (a command whose keys the table does not describe), it is locked now, out
-    // of order, and logged as the bug it is.
+    // A command inside the step needs shard `id`. A fixed step should already hold it; if
+    // not (a command whose keys the table does not describe), it is locked now, out of order,
+    // and logged as the bug it is.
     void Require(uint32_t id);
+    void ForbidRestart() { restartable_ = false; }
+    // Notes, from now on, whether a command needs a shard outside `declared`.
+    void WatchDeclared(std::vector<uint32_t> declared);
+    // Whether a command needed a shard outside the declared ones (or, unwatched, outside
+    // those the step was given).
+    bool grew() const { return grew_; }
 
    private:
     ShardSet& set_;
-    std::vector<uint32_t> ids_;  // sorted, unique
+    std::vector<uint32_t> ids_;       // sorted, unique
+    std::vector<uint32_t> declared_;  // sorted, unique; used when watching_
+    Kind kind_;
+    bool watching_ = false;
+    bool restartable_ = true;
+    bool grew_ = false;
   };
   // True inside an AtomicStep of the calling thread.
   static bool InAtomicStep() { return tls_step_ != nullptr; }
+  // The calling thread's step, or nullptr.
+  static AtomicStep* CurrentStep() { return tls_step_; }
 
   // Decides, per expired item, whether background reclamation may delete it now (the
   // request-unit budget). Set before Start().
@@ -171,7 +202,11 @@ class ShardSet {
     engine::Shard shard;
   };
 
-  // Holds a set of shards for its lifetime, taken in ascending index order.
+  // Locks every shard in `ids` (sorted, unique) without waiting for one while holding
+  // another (see "Lock order").
+  void LockAll(std::span<const uint32_t> ids);
+
+  // Holds a set of shards for its lifetime, taken as LockAll takes them.
   class LockSet {
    public:
     LockSet(ShardSet& set, std::span<const uint32_t> ids);

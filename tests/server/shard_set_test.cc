@@ -100,6 +100,54 @@ TEST_F(ShardSetTest, WithShardReturnsWhatItsFunctionReturns) {
   EXPECT_EQ(shards_.WithShard(5, [](engine::Shard& shard) { return shard.id() * 10; }), 50u);
 }
 
+// A growable step (a script) takes free shards beyond its own, refuses a busy one with
+// ShardBusy while it may still start over, and waits for it once it may not.
+TEST_F(ShardSetTest, GrowableStepTakesFreeShardsAndRefusesBusyOnesUntilItHasWritten) {
+  std::promise<void> holding, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::thread other([&] {
+    shards_.WithShard(1, [&](engine::Shard&) {
+      holding.set_value();
+      released.wait();
+    });
+  });
+  holding.get_future().wait();
+  {
+    ShardSet::AtomicStep step(shards_, {4}, ShardSet::AtomicStep::Kind::kGrowable);
+    step.WatchDeclared({4});
+    step.Require(4);
+    EXPECT_FALSE(step.grew());
+    step.Require(6);  // free, above: taken
+    step.Require(0);  // free, below: taken with try_lock
+    EXPECT_TRUE(step.grew());
+    EXPECT_THROW(step.Require(1), ShardSet::ShardBusy);
+    step.ForbidRestart();
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      release.set_value();
+    });
+    step.Require(1);  // waits for the holder, then holds it
+    releaser.join();
+  }
+  other.join();
+  // Everything the step took was given back.
+  for (uint32_t id : {0u, 1u, 4u, 6u}) {
+    std::atomic<bool> ran{false};
+    std::thread([&] { shards_.WithShard(id, [&](engine::Shard&) { ran = true; }); }).join();
+    EXPECT_TRUE(ran) << id;
+  }
+}
+
+// A fixed step watching its declared shards notes a command outside them.
+TEST_F(ShardSetTest, FixedStepNotesShardsOutsideTheDeclaredOnes) {
+  ShardSet::AtomicStep step(shards_, {0, 1, 2, 3, 4, 5, 6, 7});
+  step.WatchDeclared({2, 5});
+  step.Require(5);
+  EXPECT_FALSE(step.grew());
+  step.Require(3);
+  EXPECT_TRUE(step.grew());
+}
+
 TEST(ShardSetShape, DefaultsToSixteenShardsPerThreadAndSpreadsKeysOverAll) {
   engine::ManualClock clock;
   engine::ContainerCatalog catalog;
