@@ -71,6 +71,7 @@ CommandTable BuildCommandTable() {
   RegisterContainerCommands(table);
   RegisterTransactionCommands(table);
   RegisterScriptCommands(table);
+  RegisterFunctionCommands(table);
   return table;
 }
 

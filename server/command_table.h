@@ -186,6 +186,7 @@ void RegisterKeyCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptCommands(CommandTable& table);
+void RegisterFunctionCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

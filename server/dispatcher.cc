@@ -248,7 +248,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
 }
 
 ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
-                                             protocol::RespVersion resp, std::string* out) {
+                                             bool allow_oom, protocol::RespVersion resp, std::string* out) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
   if (spec == nullptr) return ScriptHost::Refusal::kUnknownCommand;
   int arity = spec->arity;
@@ -262,7 +262,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   if (!ArityOk(arity, args.size())) return ScriptHost::Refusal::kWrongArity;
   if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
   if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
-  if ((spec->flags & kDenyOom) && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
+  if ((spec->flags & kDenyOom) && !allow_oom && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
   // A script's step may have to grow to the command's shards. They are all taken before the
   // command runs, so that a busy one (ShardBusy) stops the script before anything changed.
   ShardSet::AtomicStep& step = *ShardSet::CurrentStep();

@@ -50,7 +50,7 @@ class Dispatcher {
 
   // A script's redis.call: runs `args` for this client, inside the script's atomic step,
   // with its reply in `resp` appended to *out, unless a script may not run it.
-  ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only,
+  ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
 
  private:

@@ -26,6 +26,14 @@ namespace {
 constexpr const char* kEngineKey = "lapse_engine";
 constexpr const char* kScriptsKey = "lapse_scripts";
 constexpr const char* kErrorHandlerKey = "lapse_error_handler";
+constexpr const char* kFunctionsKey = "lapse_functions";          // name -> callback
+constexpr const char* kPendingFunctionsKey = "lapse_pending";     // during LoadLibrary
+constexpr const char* kFunctionGlobalsMetaKey = "lapse_fn_meta";  // functions' globals' metatable
+constexpr const char* kLoadIndexKey = "lapse_load_index";         // its __index while loading
+constexpr const char* kFunctionGlobalsKey = "lapse_fn_globals";   // functions' globals
+// lapse answers INFO as Redis 7.0.0 does.
+constexpr const char* kRedisVersion = "7.0.0";
+constexpr int kRedisVersionNum = 0x070000;
 // The error a redis.call gets when the script must start over; never seen by a client.
 constexpr const char* kRestartText = "ERR lapse restarts this script holding every shard";
 constexpr int kGcPeriod = 50;
@@ -38,7 +46,7 @@ constexpr int kMaxResultDepth = 1000;
 // The sandbox raises its errors from C functions, as Redis does: the error then names the
 // script's line ("user_script:1: ..."), and the handler skips the C frame to find it.
 constexpr const char* kPrelude = R"lua(
-local global_error, readonly_error = ...
+local global_error, readonly_error, version, version_num = ...
 local dbg = debug
 redis.error_reply = function(e)
   if type(e) ~= 'string' then return {err='ERR wrong number or type of arguments'} end
@@ -52,6 +60,7 @@ redis.set_repl = function() end
 redis.replicate_commands = function() return true end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
 local handler = function(err)
   local i = dbg.getinfo(2, 'nSl')
   if i and i.what == 'C' then i = dbg.getinfo(3, 'nSl') end
@@ -72,6 +81,37 @@ debug = nil
 setmetatable(_G, {__index = global_error, __newindex = readonly_error, __metatable = false})
 return handler
 )lua";
+
+// Functions mode, after kPrelude: a library's code and its functions see the globals
+// through an empty table whose metatable's __index is the (sandboxed) globals when they run,
+// and, while the library loads, a lookup that knows only `redis` with register_function,
+// log and the constants (Redis 7.0's library API). Returns that metatable and the lookup.
+constexpr const char* kFunctionPrelude = R"lua(
+local global_error, readonly_error, load_index_maker, register_function, log, version, version_num = ...
+local load_redis = setmetatable({
+  register_function = register_function, log = log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
+}, {__index = global_error, __newindex = readonly_error, __metatable = false})
+local meta = {__index = _G, __newindex = readonly_error, __metatable = false}
+return setmetatable({}, meta), meta, load_index_maker(load_redis)
+)lua";
+
+// While a library loads: `redis` is the library API (the closure's upvalue), any other
+// global an error.
+int LoadGlobalIndex(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  if (name != nullptr && std::string_view(name) == "redis") {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    return 1;
+  }
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
+}
+
+int MakeLoadGlobalIndex(lua_State* L) {
+  lua_pushcclosure(L, LoadGlobalIndex, 1);
+  return 1;
+}
 
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
@@ -175,7 +215,7 @@ void PushValue(lua_State* L, const protocol::Reply& r, int resp) {
 
 }  // namespace
 
-LuaEngine::LuaEngine() : L_(luaL_newstate()) {
+LuaEngine::LuaEngine(Mode mode) : L_(luaL_newstate()) {
   lua_State* L = L_;
   OpenLibrary(L, luaopen_base, "");
   OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
@@ -211,12 +251,38 @@ LuaEngine::LuaEngine() : L_(luaL_newstate()) {
   if (loaded) {
     lua_pushcfunction(L, NonexistentGlobalError);
     lua_pushcfunction(L, ReadonlyTableError);
+    lua_pushstring(L, kRedisVersion);
+    lua_pushnumber(L, kRedisVersionNum);
   }
-  if (!loaded || lua_pcall(L, 2, 1, 0) != 0) {
+  if (!loaded || lua_pcall(L, 4, 1, 0) != 0) {
     spdlog::critical("Lua prelude failed: {}", lua_tostring(L, -1));
     std::abort();
   }
   lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  if (mode == Mode::kFunctions) SetUpFunctions();
+}
+
+void LuaEngine::SetUpFunctions() {
+  lua_State* L = L_;
+  bool loaded = luaL_loadstring(L, kFunctionPrelude) == 0;
+  if (loaded) {
+    lua_pushcfunction(L, NonexistentGlobalError);
+    lua_pushcfunction(L, ReadonlyTableError);
+    lua_pushcfunction(L, MakeLoadGlobalIndex);
+    lua_pushcfunction(L, RegisterFunction);
+    lua_pushcfunction(L, RedisLog);
+    lua_pushstring(L, kRedisVersion);
+    lua_pushnumber(L, kRedisVersionNum);
+  }
+  if (!loaded || lua_pcall(L, 7, 3, 0) != 0) {
+    spdlog::critical("Lua function prelude failed: {}", lua_tostring(L, -1));
+    std::abort();
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadIndexKey);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMetaKey);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsKey);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
 }
 
 LuaEngine::~LuaEngine() { lua_close(L_); }
@@ -248,42 +314,66 @@ std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::strin
   return std::nullopt;
 }
 
+void LuaEngine::PushStrings(lua_State* L, std::span<const std::string_view> items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
 LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::string_view> keys,
                                    std::span<const std::string_view> argv, ScriptHost& host,
                                    protocol::ReplyWriter& reply) {
   lua_State* L = L_;
   int base = lua_gettop(L);
   host_ = &host;
-  resp_ = 2;
-  restart_ = false;
   // KEYS and ARGV are the only globals a script gets written for it: set past the sandbox.
   for (auto [name, items] : {std::pair{"KEYS", keys}, std::pair{"ARGV", argv}}) {
     lua_pushstring(L, name);
-    lua_createtable(L, static_cast<int>(items.size()), 0);
-    for (size_t i = 0; i < items.size(); ++i) {
-      lua_pushlstring(L, items[i].data(), items[i].size());
-      lua_rawseti(L, -2, static_cast<int>(i + 1));
-    }
+    PushStrings(L, items);
     lua_rawset(L, LUA_GLOBALSINDEX);
   }
   lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
   lua_getfield(L, -1, sha.c_str());
   lua_remove(L, -2);
-  int status = lua_pcall(L, 0, 1, base + 1);
+  return Invoke(base, 0, sha, reply);
+}
+
+LuaEngine::Outcome LuaEngine::RunFunction(const std::string& name, std::span<const std::string_view> keys,
+                                           std::span<const std::string_view> args, ScriptHost& host,
+                                           protocol::ReplyWriter& reply) {
+  lua_State* L = L_;
+  int base = lua_gettop(L);
+  host_ = &host;
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_getfield(L, -1, name.c_str());
+  lua_remove(L, -2);
+  PushStrings(L, keys);
+  PushStrings(L, args);
+  return Invoke(base, 2, name, reply);
+}
+
+LuaEngine::Outcome LuaEngine::Invoke(int base, int nargs, const std::string& label, protocol::ReplyWriter& reply) {
+  lua_State* L = L_;
+  resp_ = 2;
+  restart_ = false;
+  int status = lua_pcall(L, nargs, 1, base + 1);
   if (restart_) {
     // Whatever the script did with the failed call (even catching it with Lua's pcall), it
     // wrote nothing: it starts over.
   } else if (status == 0) {
     WriteResult(L, lua_gettop(L), reply, 0);
   } else if (lua_istable(L, -1)) {
-    // Redis 7.0: "<error> script: <sha>, on @user_script:<line>."
+    // Redis 7.0: "<error> script: <sha or function>, on @user_script:<line>."
     lua_getfield(L, -1, "err");
     std::string message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "ERR unknown error";
     lua_getfield(L, -2, "source");
     lua_getfield(L, -3, "line");
     if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
-      message += " script: " + sha + ", on " + lua_tostring(L, -2) + ":" +
+      message += " script: " + label + ", on " + lua_tostring(L, -2) + ":" +
                  std::to_string(static_cast<int64_t>(lua_tonumber(L, -1))) + ".";
     }
     reply.Error(OneLine(message));
@@ -300,6 +390,63 @@ LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::s
     runs_since_gc_ = 0;
   }
   return restart_ ? Outcome::kRestart : Outcome::kDone;
+}
+
+std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool keep,
+                                                    std::vector<FunctionInfo>* functions) {
+  lua_State* L = L_;
+  int base = lua_gettop(L);
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function") != 0) {
+    std::string error = "ERR Error compiling function: " + OneLine(lua_tostring(L, -1));
+    lua_settop(L, base);
+    return error;
+  }
+  int chunk = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsKey);
+  lua_setfenv(L, chunk);
+  // While it loads, the library sees only the library API.
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMetaKey);
+  int meta = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadIndexKey);
+  lua_setfield(L, meta, "__index");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
+  functions->clear();
+  loading_ = functions;
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  lua_pushvalue(L, chunk);
+  int status = lua_pcall(L, 0, 0, meta + 1);
+  loading_ = nullptr;
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, meta, "__index");
+  std::optional<std::string> error;
+  if (status != 0) {
+    std::string text = "ERR unknown error";
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_type(L, -1) == LUA_TSTRING) text = lua_tostring(L, -1);
+    } else if (lua_isstring(L, -1)) {
+      text = lua_tostring(L, -1);
+    }
+    error = "ERR Error registering functions: " + OneLine(text);
+  } else if (functions->empty()) {
+    error = "ERR No functions registered";
+  } else if (keep) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+    lua_getfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_settable(L, -5);
+    }
+  }
+  lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
+  lua_settop(L, base);
+  std::sort(functions->begin(), functions->end(),
+            [](const FunctionInfo& a, const FunctionInfo& b) { return a.name < b.name; });
+  return error;
 }
 
 void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
@@ -507,6 +654,122 @@ int LuaEngine::RedisLog(lua_State* L) {
                                                              spdlog::level::info, spdlog::level::warn};
     spdlog::log(kLevels[level], "script: {}", text);
   }
+  return 0;
+}
+
+}  // namespace lapse::server
+
+namespace lapse::server {
+
+namespace {
+
+// The flag named by the string at `index`, or 0 if none is.
+uint32_t FunctionFlagAt(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TSTRING) return 0;
+  std::string_view text = lua_tostring(L, index);
+  for (size_t bit = 0; bit < std::size(kFunctionFlagNames); ++bit) {
+    if (text == kFunctionFlagNames[bit]) return uint32_t{1} << bit;
+  }
+  return 0;
+}
+
+}  // namespace
+
+// redis.register_function(name, callback) or redis.register_function{function_name=...,
+// callback=..., flags={...}, description=...}, while a library loads. Errors are raised
+// with Redis's texts; each check runs before anything is recorded.
+int LuaEngine::RegisterFunction(lua_State* L) {
+  if (Self(L).loading_ == nullptr)
+    return RaiseError(L, "ERR redis.register_function can only be called on FUNCTION LOAD command");
+  int argc = lua_gettop(L);
+  if (argc == 1) {
+    if (!lua_istable(L, 1)) {
+      return RaiseError(L, "ERR calling redis.register_function with a single argument is only applicable to Lua "
+                           "table (representing named arguments).");
+    }
+    return RegisterFunctionFromTable(L);
+  }
+  if (argc != 2) return RaiseError(L, "ERR wrong number of arguments to redis.register_function");
+  if (!lua_isstring(L, 1)) return RaiseError(L, "ERR first argument to redis.register_function must be a string");
+  if (!lua_isfunction(L, 2)) return RaiseError(L, "ERR second argument to redis.register_function must be a function");
+  return RegisterChecked(L, 1, 2, 0, 0);
+}
+
+int LuaEngine::RegisterFunctionFromTable(lua_State* L) {
+  // Slots 2, 3 and 4 keep the name, callback and description found; 5 and 6 are lua_next's
+  // key and value.
+  constexpr int kName = 2, kCallback = 3, kDescription = 4, kKey = 5, kValue = 6;
+  lua_settop(L, 1);
+  lua_settop(L, kDescription);
+  bool named = false, called = false, described = false;
+  uint32_t flags = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    // A copy of the key is read, so that lua_next still finds its place.
+    lua_pushvalue(L, kKey);
+    if (!lua_isstring(L, -1))
+      return RaiseError(L, "ERR named argument key given to redis.register_function is not a string");
+    std::string_view key = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    if (key == "function_name") {
+      if (!lua_isstring(L, kValue))
+        return RaiseError(L, "ERR function_name argument given to redis.register_function must be a string");
+      lua_pushvalue(L, kValue);
+      lua_replace(L, kName);
+      named = true;
+    } else if (key == "description") {
+      if (!lua_isstring(L, kValue))
+        return RaiseError(L, "ERR description argument given to redis.register_function must be a string");
+      lua_pushvalue(L, kValue);
+      lua_replace(L, kDescription);
+      described = true;
+    } else if (key == "callback") {
+      if (!lua_isfunction(L, kValue))
+        return RaiseError(L, "ERR callback argument given to redis.register_function must be a function");
+      lua_pushvalue(L, kValue);
+      lua_replace(L, kCallback);
+      called = true;
+    } else if (key == "flags") {
+      if (!lua_istable(L, kValue))
+        return RaiseError(L, "ERR flags argument to redis.register_function must be a table representing function "
+                             "flags");
+      lua_pushnil(L);
+      while (lua_next(L, kValue) != 0) {
+        uint32_t flag = FunctionFlagAt(L, -1);
+        if (flag == 0) return RaiseError(L, "ERR unknown flag given");
+        flags |= flag;
+        lua_pop(L, 1);
+      }
+    } else {
+      return RaiseError(L, "ERR unknown argument given to redis.register_function");
+    }
+    lua_settop(L, kKey);
+  }
+  if (!named) return RaiseError(L, "ERR redis.register_function must get a function name argument");
+  if (!called) return RaiseError(L, "ERR redis.register_function must get a callback argument");
+  return RegisterChecked(L, kName, kCallback, described ? kDescription : 0, flags);
+}
+
+int LuaEngine::RegisterChecked(lua_State* L, int name_index, int callback_index, int description_index,
+                               uint32_t flags) {
+  size_t length = 0;
+  const char* name = lua_tolstring(L, name_index, &length);
+  if (!ValidLibraryName(std::string_view(name, length))) {
+    return RaiseError(L, "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+                         "least one character long");
+  }
+  std::vector<FunctionInfo>& functions = *Self(L).loading_;
+  bool duplicate = false;
+  for (const FunctionInfo& f : functions) duplicate = duplicate || f.name == std::string_view(name, length);
+  if (duplicate) return RaiseError(L, "ERR Function already exists in the library");
+  {
+    FunctionInfo info{std::string(name, length), std::nullopt, flags};
+    if (description_index != 0) info.description = lua_tostring(L, description_index);
+    functions.push_back(std::move(info));
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
+  lua_pushvalue(L, callback_index);
+  lua_setfield(L, -2, name);
   return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "protocol/reply_writer.h"
+#include "server/function_registry.h"
 
 struct lua_State;
 
@@ -49,7 +50,9 @@ class ScriptHost {
 
 class LuaEngine {
  public:
-  LuaEngine();
+  // Scripts (EVAL) and functions (FCALL) run in separate Lua states, as in Redis.
+  enum class Mode { kScripts, kFunctions };
+  explicit LuaEngine(Mode mode = Mode::kScripts);
   ~LuaEngine();
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
@@ -61,6 +64,15 @@ class LuaEngine {
   // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
   // over (the script has written nothing).
   enum class Outcome { kDone, kRestart };
+  // Functions mode. Compiles a library's code and runs it where only redis.register_function,
+  // redis.log and the constants exist; the functions it registers are described in
+  // *functions (sorted by name) and, with `keep`, become callable by RunFunction. On failure,
+  // Redis's error ("ERR Error compiling function: ...", "ERR Error registering functions:
+  // ...", "ERR No functions registered").
+  std::optional<std::string> LoadLibrary(std::string_view code, bool keep, std::vector<FunctionInfo>* functions);
+  // Runs function `name` (loaded with keep) with its keys and args, as Run runs a script.
+  Outcome RunFunction(const std::string& name, std::span<const std::string_view> keys,
+                      std::span<const std::string_view> args, ScriptHost& host, protocol::ReplyWriter& reply);
   Outcome Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
            ScriptHost& host, protocol::ReplyWriter& reply);
 
@@ -70,6 +82,14 @@ class LuaEngine {
   static int RedisSetResp(lua_State* L);
   static int RedisSha1Hex(lua_State* L);
   static int RedisLog(lua_State* L);
+  void SetUpFunctions();
+  static int RegisterFunction(lua_State* L);
+  static int RegisterFunctionFromTable(lua_State* L);
+  static int RegisterChecked(lua_State* L, int name_index, int callback_index, int description_index, uint32_t flags);
+  // Runs what is on the stack above `base` + 1 (the error handler at base + 1, the callable,
+  // its `nargs` arguments) and writes its result or error; `label` names it in errors.
+  Outcome Invoke(int base, int nargs, const std::string& label, protocol::ReplyWriter& reply);
+  static void PushStrings(lua_State* L, std::span<const std::string_view> items);
   // redis.call and redis.pcall: leaves the result (or the error table) on the stack and
   // returns 1, or returns -1 when the caller must raise the error table on the stack.
   int Call(lua_State* L, bool raise);
@@ -82,6 +102,7 @@ class LuaEngine {
   int resp_ = 2;                // redis.setresp, for the script that runs
   bool restart_ = false;        // a redis.call asked to start over: every later one fails
   int runs_since_gc_ = 0;
+  std::vector<FunctionInfo>* loading_ = nullptr;  // during LoadLibrary
 };
 
 }  // namespace lapse::server

@@ -3,10 +3,7 @@
 // Scripting family: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, as in Redis 7.0
 // (server/lua_engine.h has the Lua side).
 //
-// A script is atomic: it runs as one atomic step, so no other client sees any part of it
-// before the rest, whatever keys it touches, declared in KEYS or not. It holds the shards of
-// its KEYS, so that scripts on different shards run in parallel, and grows its step when it
-// touches others (RunInOwnStep). Inside EXEC it runs in EXEC's step.
+// A script runs as one atomic step (server/script_step.h says which shards it holds).
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +15,7 @@
 #include "server/dispatcher.h"
 #include "server/help_reply.h"
 #include "server/server.h"
+#include "server/script_step.h"
 #include "server/sha1.h"
 
 namespace lapse::server {
@@ -33,20 +31,37 @@ std::string LowerHex(std::string_view sha) {
   return out;
 }
 
-// redis.call, for the client that runs the script.
-class ClientScriptHost : public ScriptHost {
- public:
-  ClientScriptHost(Dispatcher& dispatcher, bool read_only) : dispatcher_(dispatcher), read_only_(read_only) {}
-  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) override {
-    return dispatcher_.RunForScript(args, read_only_, resp, out);
+// "#!lua [flags=f1,f2,...]" and its newline; Redis's error otherwise.
+std::optional<std::string> ParseScriptShebang(std::string_view body, uint32_t* flags) {
+  size_t newline = body.find('\n');
+  if (newline == std::string_view::npos) return std::string("ERR Invalid script shebang");
+  std::string_view line = body.substr(0, newline);
+  std::vector<std::string_view> parts;
+  for (size_t i = 0; i < line.size();) {
+    size_t end = line.find(' ', i);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > i) parts.push_back(line.substr(i, end - i));
+    i = end + 1;
   }
-
- private:
-  Dispatcher& dispatcher_;
-  bool read_only_;
-};
-
-void RunInOwnStep(ConnCommand& c, const std::string& sha, Args keys, Args argv, ScriptHost& host);
+  if (parts.empty() || parts[0] != "#!lua")
+    return "ERR Unexpected engine in script shebang: " + std::string(parts.empty() ? line : parts[0]);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) return "ERR Unknown lua shebang option: " + std::string(parts[i]);
+    std::string_view list = parts[i].substr(6);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view name = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      uint32_t flag = 0;
+      for (size_t bit = 0; bit < std::size(kFunctionFlagNames); ++bit) {
+        if (name == kFunctionFlagNames[bit]) flag = uint32_t{1} << bit;
+      }
+      if (flag == 0) return "ERR Unexpected flag in script shebang: " + std::string(name);
+      *flags |= flag;
+    }
+  }
+  return std::nullopt;
+}
 
 void Eval(ConnCommand& c, bool by_sha, bool read_only) {
   int64_t numkeys = 0;
@@ -63,51 +78,28 @@ void Eval(ConnCommand& c, bool by_sha, bool read_only) {
     body = std::string(c.args[1]);
     sha = Sha1Hex(body);
   }
+  // Redis 7 scripts may start with "#!lua [flags=...]": they then obey their flags as
+  // functions do, and their code starts on the next line.
+  uint32_t flags = 0;
+  bool shebang = body.starts_with("#!");
+  if (shebang) {
+    if (auto error = ParseScriptShebang(body, &flags)) return c.reply.Error(*error);
+    bool no_writes = flags & kFunctionNoWrites;
+    if (!no_writes && !(flags & kFunctionAllowOom) && c.server.OverMaxmemory())
+      return c.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    if (read_only && !no_writes) return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+  }
   LuaEngine& lua = c.server.lua();
-  if (auto error = lua.Compile(sha, body)) return c.reply.Error(*error);
+  if (auto error = lua.Compile(sha, shebang ? LibraryBody(body) : std::string_view(body))) return c.reply.Error(*error);
   if (!by_sha) c.server.scripts().Add(sha, std::move(body));
 
-  ClientScriptHost host(*c.dispatcher, read_only);
+  ClientScriptHost host(*c.dispatcher, read_only || (flags & kFunctionNoWrites), flags & kFunctionAllowOom);
   Args keys = c.args.subspan(3, static_cast<size_t>(numkeys));
   Args argv = c.args.subspan(3 + static_cast<size_t>(numkeys));
-  // SELECT inside a script chooses the script's database, not its caller's (as in Redis).
-  int caller_db = c.session.db;
-  if (ShardSet::InAtomicStep()) {
-    lua.Run(sha, keys, argv, host, c.reply);  // inside EXEC, which holds every shard
-  } else {
-    RunInOwnStep(c, sha, keys, argv, host);
-  }
-  c.session.db = caller_db;
-}
-
-// What a script holds depends on what it has been seen to touch. Its first run holds every
-// shard, watching whether it keeps to its KEYS. A script that did holds only its KEYS' shards
-// from then on, and takes others with try_lock if it strays (a growable step); when one is
-// busy before it has written, it starts over holding every shard. A script that once
-// strayed holds every shard from then on.
-void RunInOwnStep(ConnCommand& c, const std::string& sha, Args keys, Args argv, ScriptHost& host) {
-  using Footprint = ScriptCache::Footprint;
-  using Kind = ShardSet::AtomicStep::Kind;
-  ShardSet& shards = c.server.shards();
   ScriptCache& cache = c.server.scripts();
-  std::vector<uint32_t> declared;
-  for (std::string_view key : keys) declared.push_back(shards.ShardFor(key));
-  bool hold_all = cache.FootprintOf(sha) != Footprint::kDeclaredKeys;
-  int db = c.session.db;
-  while (true) {
-    std::vector<uint32_t> ids = declared;
-    if (hold_all) {
-      ids.resize(shards.size());
-      for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
-    }
-    ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
-    step.WatchDeclared(declared);
-    LuaEngine::Outcome outcome = c.server.lua().Run(sha, keys, argv, host, c.reply);
-    cache.SetFootprint(sha, step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys);
-    if (outcome == LuaEngine::Outcome::kDone) return;
-    hold_all = true;
-    c.session.db = db;
-  }
+  RunScriptStep(
+      c, keys, cache.FootprintOf(sha), [&](ScriptCache::Footprint seen) { cache.SetFootprint(sha, seen); },
+      [&] { return c.server.lua().Run(sha, keys, argv, host, c.reply); });
 }
 
 void CmdEval(ConnCommand& c) { Eval(c, false, false); }
@@ -122,7 +114,13 @@ void CmdScript(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "LOAD")) {
     std::string body(c.args[2]);
     std::string sha = Sha1Hex(body);
-    if (auto error = c.server.lua().Compile(sha, body)) return c.reply.Error(*error);
+    uint32_t flags = 0;
+    bool shebang = body.starts_with("#!");
+    if (shebang) {
+      if (auto error = ParseScriptShebang(body, &flags)) return c.reply.Error(*error);
+    }
+    if (auto error = c.server.lua().Compile(sha, shebang ? LibraryBody(body) : std::string_view(body)))
+      return c.reply.Error(*error);
     cache.Add(sha, std::move(body));
     return c.reply.Bulk(sha);
   }
@@ -164,6 +162,40 @@ void CmdScript(ConnCommand& c) {
 }
 
 }  // namespace
+
+void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
+                   const std::function<void(ScriptCache::Footprint)>& remember,
+                   const std::function<LuaEngine::Outcome()>& run) {
+  using Footprint = ScriptCache::Footprint;
+  using Kind = ShardSet::AtomicStep::Kind;
+  int caller_db = c.session.db;
+  if (ShardSet::InAtomicStep()) {
+    run();  // inside EXEC, which holds every shard
+    c.session.db = caller_db;
+    return;
+  }
+  ShardSet& shards = c.server.shards();
+  std::vector<uint32_t> declared;
+  for (std::string_view key : keys) declared.push_back(shards.ShardFor(key));
+  bool hold_all = known != Footprint::kDeclaredKeys;
+  while (true) {
+    std::vector<uint32_t> ids = declared;
+    if (hold_all) {
+      ids.resize(shards.size());
+      for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+    }
+    LuaEngine::Outcome outcome;
+    {
+      ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
+      step.WatchDeclared(declared);
+      outcome = run();
+      remember(step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys);
+    }
+    c.session.db = caller_db;
+    if (outcome == LuaEngine::Outcome::kDone) return;
+    hold_all = true;
+  }
+}
 
 void RegisterScriptCommands(CommandTable& table) {
   constexpr uint32_t kS = kNoScript | kSumsCharges;

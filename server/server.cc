@@ -43,6 +43,7 @@ Server::Server(Config& config, engine::Clock& clock)
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
   lua_.resize(shards_->thread_count() + 1);
+  function_lua_.resize(shards_->thread_count() + 1);
   for (ThreadCounters& tc : counters_) tc.per_command = std::make_unique<CommandCounters[]>(commands_.stat_count());
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
@@ -122,6 +123,24 @@ LuaEngine& Server::lua() {
   if (mine.engine == nullptr || mine.epoch != epoch) {
     mine.engine = std::make_unique<LuaEngine>();
     mine.epoch = epoch;
+  }
+  return *mine.engine;
+}
+
+LuaEngine& Server::function_lua() {
+  int t = ShardSet::CurrentThreadIndex();
+  ThreadLua& mine = function_lua_[t >= 0 ? static_cast<size_t>(t) : function_lua_.size() - 1];
+  std::shared_ptr<const FunctionRegistry::Snapshot> libraries = functions_.Current();
+  if (mine.engine == nullptr || mine.epoch != libraries->epoch) {
+    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kFunctions);
+    mine.epoch = libraries->epoch;
+    std::vector<FunctionInfo> loaded;
+    for (const auto& [name, library] : libraries->libraries) {
+      // Accepted by FUNCTION LOAD already: it loads the same way here.
+      if (auto error = mine.engine->LoadLibrary(LibraryBody(library.code), true, &loaded)) {
+        spdlog::error("library '{}' failed to load on thread {}: {}", name, t, *error);
+      }
+    }
   }
   return *mine.engine;
 }

@@ -85,6 +85,10 @@ class Server {
   ScriptCache& scripts() { return scripts_; }
   // The calling thread's Lua state, made on first use and made afresh after SCRIPT FLUSH.
   LuaEngine& lua();
+  FunctionRegistry& functions() { return functions_; }
+  // The calling thread's Lua state for functions, made afresh, with every library loaded,
+  // whenever the libraries have changed since it was made.
+  LuaEngine& function_lua();
 
   // The server-wide request-unit budget, shared by every container without its own.
   engine::RuMeter& ru_meter() { return ru_meter_; }
@@ -144,11 +148,13 @@ class Server {
   ErrorStats error_stats_;
   Slowlog slowlog_;
   ScriptCache scripts_;
+  FunctionRegistry functions_;
   struct ThreadLua {
     std::unique_ptr<LuaEngine> engine;
     uint64_t epoch = 0;
   };
   std::vector<ThreadLua> lua_;  // one per event-loop thread, and a last one for any other thread
+  std::vector<ThreadLua> function_lua_;  // the same, for functions
   engine::RuMeter ru_meter_;
   std::atomic<bool> serverless_{false};
   std::atomic<int64_t> idle_timeout_s_{0};

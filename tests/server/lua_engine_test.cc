@@ -130,5 +130,52 @@ TEST_F(LuaEngineTest, CompileOnceRunMany) {
   }
 }
 
+TEST(LuaFunctionsTest, LoadRegistersAndRunsFunctions) {
+  LuaEngine lua(LuaEngine::Mode::kFunctions);
+  FakeHost host;
+  std::vector<FunctionInfo> functions;
+  // The body starts at the newline that ends the "#!lua name=..." line.
+  auto error = lua.LoadLibrary(
+      "\nredis.register_function{function_name='b', callback=function(keys, args) return {keys[1], args[1]} end, "
+      "flags={'no-writes'}, description='d'}\nredis.register_function('a', function() return redis.call('set') end)",
+      true, &functions);
+  ASSERT_FALSE(error) << *error;
+  ASSERT_EQ(functions.size(), 2u);
+  EXPECT_EQ(functions[0].name, "a");  // sorted by name
+  EXPECT_EQ(functions[1].flags, kFunctionNoWrites);
+  EXPECT_EQ(functions[1].description, "d");
+  std::vector<std::string_view> keys{"k"}, args{"v"};
+  std::string out;
+  protocol::ReplyWriter reply(&out);
+  EXPECT_EQ(lua.RunFunction("b", keys, args, host, reply), LuaEngine::Outcome::kDone);
+  EXPECT_EQ(out, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  out.clear();
+  lua.RunFunction("a", {}, {}, host, reply);
+  EXPECT_EQ(out, "+OK\r\n");
+}
+
+TEST(LuaFunctionsTest, LoadErrorsAndTheLoadEnvironment) {
+  LuaEngine lua(LuaEngine::Mode::kFunctions);
+  std::vector<FunctionInfo> functions;
+  EXPECT_EQ(lua.LoadLibrary("\nreturn +", true, &functions),
+            "ERR Error compiling function: user_function:2: unexpected symbol near '+'");
+  EXPECT_EQ(lua.LoadLibrary("\nlocal x = 1", true, &functions), "ERR No functions registered");
+  EXPECT_EQ(lua.LoadLibrary("\nredis.call('ping')", true, &functions),
+            "ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global "
+            "variable 'call'");
+  EXPECT_EQ(lua.LoadLibrary("\nredis.register_function('f', 5)", true, &functions),
+            "ERR Error registering functions: ERR second argument to redis.register_function must be a function");
+  // A library kept for later cannot register from a function after it has loaded.
+  ASSERT_FALSE(lua.LoadLibrary("\nlocal rf = redis.register_function\n"
+                               "redis.register_function('late', function() rf('x', function() end) end)",
+                               true, &functions));
+  FakeHost host;
+  std::string out;
+  protocol::ReplyWriter reply(&out);
+  lua.RunFunction("late", {}, {}, host, reply);
+  EXPECT_EQ(out.rfind("-ERR redis.register_function can only be called on FUNCTION LOAD command script: late", 0), 0u)
+      << out;
+}
+
 }  // namespace
 }  // namespace lapse::server
