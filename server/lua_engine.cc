@@ -17,6 +17,7 @@ int luaopen_bit(lua_State* L);
 #include <spdlog/spdlog.h>
 
 #include "protocol/reply_reader.h"
+#include "server/lua_libraries.h"
 #include "server/sha1.h"
 
 namespace lapse::server {
@@ -74,7 +75,7 @@ end
 local function readonly(t)
   return setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
 end
-for _, name in ipairs({'redis', 'string', 'math', 'table', 'cjson', 'bit', 'coroutine'}) do
+for _, name in ipairs({'redis', 'string', 'math', 'table', 'cjson', 'bit', 'cmsgpack', 'struct', 'coroutine'}) do
   if rawget(_G, name) then rawset(_G, name, readonly(rawget(_G, name))) end
 end
 debug = nil
@@ -228,6 +229,12 @@ LuaEngine::LuaEngine(Mode mode) : L_(luaL_newstate()) {
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
   lua_setglobal(L, "bit");
+  lua_pushcfunction(L, OpenCmsgpack);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cmsgpack");
+  lua_pushcfunction(L, OpenStruct);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "struct");
   for (const char* removed : {"loadfile", "dofile"}) {
     lua_pushnil(L);
     lua_setglobal(L, removed);

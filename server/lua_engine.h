@@ -4,7 +4,7 @@
 // on its client's thread, and threads run scripts at the same time on different shards'
 // data), the `redis` library (call, pcall, error_reply, status_reply, sha1hex, log,
 // setresp, set_repl, replicate_commands), KEYS and ARGV, cjson and bit from Debian's
-// packages, and Redis's sandbox: no os, io, loadfile or dofile, globals read-only, library
+// packages, cmsgpack and struct (server/lua_libraries.h), and Redis's sandbox: no os, io, loadfile or dofile, globals read-only, library
 // tables read-only, and Redis's error texts ("... script: <sha>, on @user_script:<line>.").
 //
 // Values cross between Lua and RESP by Redis's rules: a command's reply becomes a Lua value

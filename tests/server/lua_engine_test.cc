@@ -117,6 +117,19 @@ TEST_F(LuaEngineTest, SandboxAndCompileErrors) {
   EXPECT_EQ(Eval("return cjson.encode({1, 2}) .. bit.tohex(255, 2)"), "$7\r\n[1,2]ff\r\n");
 }
 
+TEST_F(LuaEngineTest, CmsgpackAndStructAsRedisBundlesThem) {
+  using namespace std::string_literals;  // the replies hold NUL bytes
+  EXPECT_EQ(Eval("return cmsgpack.pack(1, -1, 200, 'ab', {1, 2}, {a=true}, 1.5)"),
+            "$19\r\n\x01\xff\xcc\xc8\xa2" "ab\x92\x01\x02\x81\xa1" "a\xc3\xca\x3f\xc0\x00\x00\r\n"s);
+  EXPECT_EQ(Eval("local a, b = cmsgpack.unpack(cmsgpack.pack({x={1, 'y'}}, 7)) return {a.x[2], b}"),
+            "*2\r\n$1\r\ny\r\n:7\r\n");
+  EXPECT_EQ(Eval("return cmsgpack.unpack(ARGV[1])", {}, {std::string_view("\x92\x01", 2)}),
+            "-ERR user_script:1: Missing bytes in input." + Suffix("return cmsgpack.unpack(ARGV[1])"));
+  EXPECT_EQ(Eval("return struct.pack('>i2<i2', 1, 1)"), "$4\r\n\x00\x01\x01\x00\r\n"s);
+  EXPECT_EQ(Eval("return {struct.unpack('>h b c0', ARGV[1])}", {}, {std::string_view("\xff\xfe\x02hi!", 6)}),
+            "*3\r\n:-2\r\n$2\r\nhi\r\n:6\r\n");
+}
+
 TEST_F(LuaEngineTest, CompileOnceRunMany) {
   EXPECT_FALSE(lua.Compile("sha", "return ARGV[1]"));
   EXPECT_FALSE(lua.Compile("sha", "this body is ignored: sha is already compiled"));
