@@ -109,6 +109,7 @@ enum CommandFlags : uint32_t {
   kSkipSlowlog = 1 << 13,  // never in SLOWLOG (EXEC: its commands are logged one by one)
   kNoScript = 1 << 14,     // refused from redis.call (Redis's noscript: MULTI, EVAL, AUTH, ...)
   kSumsCharges = 1 << 15,  // charged what the commands it runs cost (EVAL: its redis.calls)
+  kAllowBusy = 1 << 16,    // served while a script is busy (Redis's allow_busy)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows

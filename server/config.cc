@@ -212,6 +212,9 @@ const std::vector<Option>& Options() {
       IntOption("hz", true, &Settings::hz, 1, 500),
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
+      // Redis 7.0's name and its older alias, one setting.
+      IntOption("busy-reply-threshold", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
+      IntOption("lua-time-limit", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {

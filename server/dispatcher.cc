@@ -65,10 +65,26 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     verdict.error = errors::kNoAuth;
   } else if (RefusedForMemory(*spec)) {
     verdict.error = errors::kOom;
+  } else if (server_.running_scripts().busy_count() > 0 && !AllowedWhileBusy(*spec, args)) [[unlikely]] {
+    verdict.error = BusyError();
   } else if ((spec->flags & kContainerArg) && args.size() > 1 && !engine::ValidContainerName(args[1])) {
     verdict.error = errors::kInvalidContainerName;
   }
   return verdict;
+}
+
+// What Redis 7.0 still serves while a script is busy: connection set-up, transactions'
+// bookkeeping, the kill commands and SHUTDOWN NOSAVE.
+bool Dispatcher::AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string_view>& args) {
+  if (spec.flags & kAllowBusy) return true;
+  if (args.size() < 2) return false;
+  if (spec.name == "script" || spec.name == "function") return protocol::EqualsIgnoreCase(args[1], "KILL");
+  if (spec.name == "shutdown") return protocol::EqualsIgnoreCase(args[1], "NOSAVE");
+  return false;
+}
+
+std::string_view Dispatcher::BusyError() const {
+  return server_.running_scripts().BusyIsFunction() ? errors::kBusyFunction : errors::kBusyScript;
 }
 
 bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
@@ -241,7 +257,15 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     }
     size_t before = out->size();
     auto start = std::chrono::steady_clock::now();
-    if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+    try {
+      ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
+      if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+    } catch (const ShardSet::WaitAbandoned&) {
+      // It waited for a shard that a busy script holds: nothing was done, and it answers BUSY.
+      out->resize(before);
+      reply.Error(BusyError());
+      server_.error_stats().CountIfError(*out, before);
+    }
     CountCall(spec, admission.stat_id, start, args, *out, before);
   }
   co_return ran;
@@ -288,7 +312,11 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   }
   CountCall(*spec, stat_id, start, args, *out, before);
   session_.resp = client_resp;
-  if (spec->flags & kWrite) step.ForbidRestart();
+  if (spec->flags & kWrite) {
+    step.ForbidRestart();
+    int thread = ShardSet::CurrentThreadIndex();
+    server_.running_scripts().SlotOf(thread >= 0 ? static_cast<size_t>(thread) : SIZE_MAX).wrote.store(true);
+  }
   return ScriptHost::Refusal::kNone;
 }
 
@@ -333,7 +361,14 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     ChargeRefusal();
     co_return reply.Error(errors::kExecAbort);
   }
-  ShardSet::AtomicStep step(server_.shards(), TransactionFootprint());
+  std::optional<ShardSet::AtomicStep> step;
+  try {
+    step.emplace(server_.shards(), TransactionFootprint());
+  } catch (const ShardSet::WaitAbandoned&) {
+    EndTransaction(server_, session_);
+    ChargeRefusal();
+    co_return reply.Error(errors::ExecAbortBecause(BusyError()));
+  }
   bool watched_changed =
       session_.info->watcher.IsDirty() || WatchedKeyExpired(server_, session_, server_.clock().NowMs());
   // Like Redis: unwatch before running, so that the transaction's own writes do not count.

@@ -69,6 +69,8 @@ class Dispatcher {
   // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
   // since queuing takes memory too: Redis 7.0's rule).
   bool RefusedForMemory(const CommandSpec& spec) const;
+  static bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string_view>& args);
+  std::string_view BusyError() const;
   void Queue(const Admission& admission, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
   // Counts a command that ran (INFO commandstats): its call, its time since `start`, and
   // whether its reply, from out[before] on, is an error; logs it if it was slow (SLOWLOG).

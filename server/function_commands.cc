@@ -286,7 +286,7 @@ void CmdFunction(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "DUMP")) return FunctionDump(c);
   if (EqualsIgnoreCase(sub, "RESTORE")) return FunctionRestore(c);
   if (EqualsIgnoreCase(sub, "FLUSH")) return FunctionFlush(c);
-  if (EqualsIgnoreCase(sub, "KILL")) return c.reply.Error(errors::kNotBusy);
+  if (EqualsIgnoreCase(sub, "KILL")) return ReplyKill(c, true);
   ReplyHelp(c.reply,
             {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
              "LOAD [REPLACE] <FUNCTION CODE>",
@@ -350,7 +350,10 @@ void Fcall(ConnCommand& c, bool read_only_command) {
   FunctionRegistry& registry = c.server.functions();
   RunScriptStep(
       c, keys, registry.FootprintOf(name), [&](ScriptCache::Footprint seen) { registry.SetFootprint(name, seen); },
-      [&] { return c.server.function_lua().RunFunction(name, keys, args, host, c.reply); });
+      [&] {
+        LuaEngine& engine = c.server.function_lua();
+        return RunWatched(c, engine, true, [&] { return engine.RunFunction(name, keys, args, host, c.reply); });
+      });
 }
 
 void CmdFcall(ConnCommand& c) { Fcall(c, false); }

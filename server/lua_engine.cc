@@ -11,6 +11,7 @@ int luaopen_bit(lua_State* L);
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
@@ -38,6 +39,8 @@ constexpr int kRedisVersionNum = 0x070000;
 // The error a redis.call gets when the script must start over; never seen by a client.
 constexpr const char* kRestartText = "ERR lapse restarts this script holding every shard";
 constexpr int kGcPeriod = 50;
+// Lua instructions between two looks at the clock and the kill flag, as Redis's hook.
+constexpr int kHookInstructions = 100000;
 // Nested tables deeper than this in a script's result are refused (Redis's stack limit).
 constexpr int kMaxResultDepth = 1000;
 
@@ -367,7 +370,13 @@ LuaEngine::Outcome LuaEngine::Invoke(int base, int nargs, const std::string& lab
   lua_State* L = L_;
   resp_ = 2;
   restart_ = false;
+  if (watch_.slot != nullptr) {
+    run_started_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count();
+    lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInstructions);
+  }
   int status = lua_pcall(L, nargs, 1, base + 1);
+  lua_sethook(L, nullptr, 0, 0);
   if (restart_) {
     // Whatever the script did with the failed call (even catching it with Lua's pcall), it
     // wrote nothing: it starts over.
@@ -611,6 +620,25 @@ int LuaEngine::Call(lua_State* L, bool raise) {
   bool is_error = lua_isstring(L, -1) != 0;
   lua_pop(L, 1);
   return is_error ? -1 : 1;
+}
+
+// Every kHookInstructions while a watched script runs: marks it busy once it has run past
+// the threshold, and stops it when SCRIPT KILL or FUNCTION KILL asked, with an error raised
+// again on every line after, so that the script cannot catch it and go on.
+void LuaEngine::Hook(lua_State* L, lua_Debug*) {
+  LuaEngine& self = Self(L);
+  const WatchState& w = self.watch_;
+  if (w.slot == nullptr) return;
+  if (w.slot->kill.load(std::memory_order_relaxed)) {
+    lua_sethook(L, Hook, LUA_MASKLINE, 0);
+    RaiseError(L, w.is_function ? "ERR Script killed by user with FUNCTION KILL..."
+                                : "ERR Script killed by user with SCRIPT KILL...");
+    return;
+  }
+  if (w.threshold_ms <= 0 || w.slot->busy.load(std::memory_order_relaxed)) return;
+  int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch()).count();
+  if ((now_ns - self.run_started_ns_) / 1000000 >= w.threshold_ms) w.registry->MarkBusy(*w.slot);
 }
 
 int LuaEngine::RedisCall(lua_State* L) {

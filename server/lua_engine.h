@@ -26,8 +26,10 @@
 
 #include "protocol/reply_writer.h"
 #include "server/function_registry.h"
+#include "server/running_scripts.h"
 
 struct lua_State;
+struct lua_Debug;
 
 namespace lapse::server {
 
@@ -64,6 +66,11 @@ class LuaEngine {
   // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
   // over (the script has written nothing).
   enum class Outcome { kDone, kRestart };
+  // The next runs report to `slot` (nullptr: nobody): past `threshold_ms` (0: never) the
+  // script is marked busy in `registry`, and a kill request stops it.
+  void Watch(RunningScripts* registry, RunningScripts::Slot* slot, int64_t threshold_ms, bool is_function) {
+    watch_ = {registry, slot, threshold_ms, is_function};
+  }
   // Functions mode. Compiles a library's code and runs it where only redis.register_function,
   // redis.log and the constants exist; the functions it registers are described in
   // *functions (sorted by name) and, with `keep`, become callable by RunFunction. On failure,
@@ -77,6 +84,7 @@ class LuaEngine {
            ScriptHost& host, protocol::ReplyWriter& reply);
 
  private:
+  static void Hook(lua_State* L, lua_Debug* ar);
   static int RedisCall(lua_State* L);
   static int RedisPcall(lua_State* L);
   static int RedisSetResp(lua_State* L);
@@ -103,6 +111,13 @@ class LuaEngine {
   bool restart_ = false;        // a redis.call asked to start over: every later one fails
   int runs_since_gc_ = 0;
   std::vector<FunctionInfo>* loading_ = nullptr;  // during LoadLibrary
+  struct WatchState {
+    RunningScripts* registry = nullptr;
+    RunningScripts::Slot* slot = nullptr;
+    int64_t threshold_ms = 0;
+    bool is_function = false;
+  } watch_;
+  int64_t run_started_ns_ = 0;
 };
 
 }  // namespace lapse::server

@@ -99,7 +99,10 @@ void Eval(ConnCommand& c, bool by_sha, bool read_only) {
   ScriptCache& cache = c.server.scripts();
   RunScriptStep(
       c, keys, cache.FootprintOf(sha), [&](ScriptCache::Footprint seen) { cache.SetFootprint(sha, seen); },
-      [&] { return c.server.lua().Run(sha, keys, argv, host, c.reply); });
+      [&] {
+        LuaEngine& engine = c.server.lua();
+        return RunWatched(c, engine, false, [&] { return engine.Run(sha, keys, argv, host, c.reply); });
+      });
 }
 
 void CmdEval(ConnCommand& c) { Eval(c, false, false); }
@@ -136,7 +139,7 @@ void CmdScript(ConnCommand& c) {
     cache.Flush();
     return c.reply.Ok();
   }
-  if (EqualsIgnoreCase(sub, "KILL")) return c.reply.Error(errors::kNotBusy);
+  if (EqualsIgnoreCase(sub, "KILL")) return ReplyKill(c, false);
   if (EqualsIgnoreCase(sub, "DEBUG")) {
     // NO is the only mode lapse has; the Lua debugger (YES, SYNC) is not built.
     if (EqualsIgnoreCase(c.args[2], "NO")) return c.reply.Ok();
@@ -162,6 +165,33 @@ void CmdScript(ConnCommand& c) {
 }
 
 }  // namespace
+
+void ReplyKill(ConnCommand& c, bool functions) {
+  switch (c.server.running_scripts().Kill(functions)) {
+    case RunningScripts::KillResult::kNotBusy:
+      return c.reply.Error(errors::kNotBusy);
+    case RunningScripts::KillResult::kUnkillable:
+      return c.reply.Error(errors::kUnkillable);
+    case RunningScripts::KillResult::kOtherKind:
+      // The busy one is of the other kind: the BUSY reply names the command that kills it.
+      return c.reply.Error(functions ? errors::kBusyScript : errors::kBusyFunction);
+    case RunningScripts::KillResult::kKilled:
+      return c.reply.Ok();
+  }
+}
+
+LuaEngine::Outcome RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
+                              const std::function<LuaEngine::Outcome()>& run) {
+  RunningScripts& running = c.server.running_scripts();
+  int thread = ShardSet::CurrentThreadIndex();
+  RunningScripts::Slot& slot =
+      running.Begin(thread >= 0 ? static_cast<size_t>(thread) : SIZE_MAX, is_function, c.server.clock().NowMs());
+  lua.Watch(&running, &slot, c.server.busy_reply_threshold_ms(), is_function);
+  LuaEngine::Outcome outcome = run();
+  lua.Watch(nullptr, nullptr, 0, false);
+  running.End(slot);
+  return outcome;
+}
 
 void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
                    const std::function<void(ScriptCache::Footprint)>& remember,

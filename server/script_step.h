@@ -45,6 +45,13 @@ class ClientScriptHost : public ScriptHost {
 // Runs `run` as the script of `c` whose declared keys are `keys`, in the step described
 // above; `known` is what it has been seen to touch, and `remember` records what this run
 // touched. SELECT inside leaves the caller's database alone.
+// SCRIPT KILL (functions false) or FUNCTION KILL (true), with Redis's replies.
+void ReplyKill(ConnCommand& c, bool functions);
+
+// Runs `run` on `lua` watched for running too long (server/running_scripts.h).
+LuaEngine::Outcome RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
+                              const std::function<LuaEngine::Outcome()>& run);
+
 void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
                    const std::function<void(ScriptCache::Footprint)>& remember,
                    const std::function<LuaEngine::Outcome()>& run);

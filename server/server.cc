@@ -44,6 +44,7 @@ Server::Server(Config& config, engine::Clock& clock)
       start_time_ms_(clock.NowMs()) {
   lua_.resize(shards_->thread_count() + 1);
   function_lua_.resize(shards_->thread_count() + 1);
+  running_scripts_.Reserve(shards_->thread_count() + 1);
   for (ThreadCounters& tc : counters_) tc.per_command = std::make_unique<CommandCounters[]>(commands_.stat_count());
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
@@ -84,6 +85,7 @@ void Server::ApplySettings() {
   output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
+  busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);
   spdlog::set_level(SpdlogLevel(live.loglevel));
 }
 

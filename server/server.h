@@ -20,6 +20,7 @@
 #include "server/command_table.h"
 #include "server/error_stats.h"
 #include "server/lua_engine.h"
+#include "server/running_scripts.h"
 #include "server/script_cache.h"
 #include "server/slowlog.h"
 #include "server/config.h"
@@ -86,6 +87,8 @@ class Server {
   // The calling thread's Lua state, made on first use and made afresh after SCRIPT FLUSH.
   LuaEngine& lua();
   FunctionRegistry& functions() { return functions_; }
+  RunningScripts& running_scripts() { return running_scripts_; }
+  int64_t busy_reply_threshold_ms() const { return busy_reply_threshold_ms_.load(std::memory_order_relaxed); }
   // The calling thread's Lua state for functions, made afresh, with every library loaded,
   // whenever the libraries have changed since it was made.
   LuaEngine& function_lua();
@@ -149,6 +152,8 @@ class Server {
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
+  RunningScripts running_scripts_;
+  std::atomic<int64_t> busy_reply_threshold_ms_{5000};
   struct ThreadLua {
     std::unique_ptr<LuaEngine> engine;
     uint64_t epoch = 0;

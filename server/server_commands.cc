@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include <spdlog/spdlog.h>
+
 #include "engine/shard.h"
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
@@ -253,6 +255,13 @@ void CmdShutdown(ConnCommand& c) {
   }
   if ((abort && (save || nosave || other)) || (save && nosave)) return c.reply.Error(errors::kSyntax);
   if (abort) return c.reply.Error(errors::kNoShutdownInProgress);
+  if (c.server.running_scripts().busy_count() > 0) {
+    // SHUTDOWN NOSAVE while a script is busy (the only SHUTDOWN admitted then): its thread
+    // is inside Lua and would never be joined. There is nothing to save: exit now.
+    spdlog::warn("SHUTDOWN NOSAVE while a script is busy: exiting at once");
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }
   // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
   c.session.close_after_reply = true;
   c.server.RequestShutdown();

@@ -113,11 +113,24 @@ void ShardSet::AtomicStep::Require(uint32_t id) {
   ids_.insert(at, id);
 }
 
+void ShardSet::Wait(std::mutex& mu) {
+  for (int round = 0;; ++round) {
+    if (mu.try_lock()) return;
+    if (tls_busy_scripts_ != nullptr && tls_busy_scripts_->load(std::memory_order_relaxed) > 0) throw WaitAbandoned{};
+    if (round < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
 void ShardSet::LockAll(std::span<const uint32_t> ids) {
   if (ids.empty()) return;
   size_t busy = 0;  // the shard to wait for, holding nothing
   while (true) {
-    slots_[ids[busy]]->mu.lock();
+    std::mutex& first = slots_[ids[busy]]->mu;
+    if (!first.try_lock()) Wait(first);
     size_t i = 0;
     for (; i < ids.size(); ++i) {
       if (i == busy) continue;
@@ -142,7 +155,12 @@ bool ShardSet::ReclaimDueForOneSlice(engine::Db& db, int64_t now_ms) {
 }
 
 bool ShardSet::ReclaimShardSlice(uint32_t id) {
-  return WithShard(id, [this](engine::Shard& shard) {
+  // Background work never waits for a shard: a busy one (a long script holds it) is left for
+  // the next round.
+  Slot& slot = *slots_[id];
+  if (!slot.mu.try_lock()) return false;
+  std::lock_guard lock(slot.mu, std::adopt_lock);
+  return [this](engine::Shard& shard) {
     bool more = false;
     if (active_expire_.load(std::memory_order_relaxed)) {
       auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
@@ -155,7 +173,7 @@ bool ShardSet::ReclaimShardSlice(uint32_t id) {
     // back without waiting for traffic); kIdleRehashBuckets costs well under a slice.
     if (!more) shard.RehashIdle(kIdleRehashBuckets);
     return more;
-  });
+  }(slot.shard);
 }
 
 awaitable<void> ShardSet::ReclaimLoop(size_t thread) {

@@ -88,9 +88,29 @@ class ShardSet {
       tls_step_->Require(id);
       return fn(slot.shard);
     }
-    std::lock_guard lock(slot.mu);
+    if (!slot.mu.try_lock()) [[unlikely]] Wait(slot.mu);
+    std::lock_guard lock(slot.mu, std::adopt_lock);
     return fn(slot.shard);
   }
+
+  // Thrown instead of waiting on for a shard that a busy script holds (see Wait). Nothing has
+  // been changed when it is thrown.
+  struct WaitAbandoned {};
+  // While alive on a thread, the thread's waits for a shard give up (WaitAbandoned) as soon
+  // as `*busy_scripts` is above 0: a client's command then answers BUSY instead of stalling
+  // its thread behind a script that runs too long. Background work never gives up.
+  class GiveUpWaitsWhenBusy {
+   public:
+    explicit GiveUpWaitsWhenBusy(const std::atomic<int>* busy_scripts) : previous_(tls_busy_scripts_) {
+      tls_busy_scripts_ = busy_scripts;
+    }
+    ~GiveUpWaitsWhenBusy() { tls_busy_scripts_ = previous_; }
+    GiveUpWaitsWhenBusy(const GiveUpWaitsWhenBusy&) = delete;
+    GiveUpWaitsWhenBusy& operator=(const GiveUpWaitsWhenBusy&) = delete;
+
+   private:
+    const std::atomic<int>* previous_;
+  };
 
   // Runs fn(shard) on every shard in `ids`, in that order, each holding only its own shard:
   // for work whose parts need not be seen together (KEYS, INFO, SCAN's next shard).
@@ -220,6 +240,11 @@ class ShardSet {
   };
 
   static inline constinit thread_local AtomicStep* tls_step_ = nullptr;
+  static inline constinit thread_local const std::atomic<int>* tls_busy_scripts_ = nullptr;
+
+  // Locks `mu`, which was busy: spins a little, then polls, giving up when a busy script
+  // makes this thread's command answer BUSY (GiveUpWaitsWhenBusy).
+  static void Wait(std::mutex& mu);
 
   awaitable<void> ReclaimLoop(size_t thread);
   // One reclaim slice on shard `id` under its lock; true while more is due.

@@ -99,12 +99,12 @@ void CmdUnwatch(ConnCommand& c) {
 
 void RegisterTransactionCommands(CommandTable& table) {
   constexpr uint32_t kF = kFast, kQ = kNotQueued | kNoScript;
-  table.Add({"multi", 1, kF | kQ, 0, 0, 0, CmdMulti, "transactions", "Starts a transaction."});
+  table.Add({"multi", 1, kAllowBusy | kF | kQ, 0, 0, 0, CmdMulti, "transactions", "Starts a transaction."});
   table.Add({"exec", 1, kQ | kNoCharge | kSkipSlowlog, 0, 0, 0, CmdExec, "transactions", "Executes all commands in a transaction."});
-  table.Add({"discard", 1, kF | kQ, 0, 0, 0, CmdDiscard, "transactions", "Discards a transaction."});
-  table.Add({"watch", -2, kF | kQ, 1, -1, 1, CmdWatch, "transactions",
+  table.Add({"discard", 1, kAllowBusy | kF | kQ, 0, 0, 0, CmdDiscard, "transactions", "Discards a transaction."});
+  table.Add({"watch", -2, kAllowBusy | kF | kQ, 1, -1, 1, CmdWatch, "transactions",
              "Monitors changes to keys to determine the execution of a transaction."});
-  table.Add({"unwatch", 1, kF | kNoScript, 0, 0, 0, CmdUnwatch, "transactions", "Forgets about watched keys of a transaction."});
+  table.Add({"unwatch", 1, kAllowBusy | kF | kNoScript, 0, 0, 0, CmdUnwatch, "transactions", "Forgets about watched keys of a transaction."});
 }
 
 }  // namespace lapse::server

@@ -7,6 +7,7 @@ compared. Then: clients' own helpers (redis-py's Lock and register_script), atom
 concurrent clients, and what a script may not do.
 """
 import shutil
+import time
 import threading
 
 import pytest
@@ -537,3 +538,134 @@ def test_scripts_run_item_commands_atomically(raw):
     assert b'"state":"shipped"' in raw.call("IGET", "orders", "o1")
     assert raw.call("ICOUNT", "orders") == 2
     assert raw.call("EVAL", script, "1", "orders", "o1") == E("ERR already shipped")
+
+
+# ---- scripts that run too long: BUSY, SCRIPT KILL, FUNCTION KILL ---------------------------
+
+BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
+              "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+ENDLESS = "local i = 0 while true do i = i + 1 end"
+
+
+def start_long(srv, *command):
+    """Sends `command` on a connection of its own; returns the connection and a function that
+    waits for its reply."""
+    c = srv.client(timeout=30)
+    c.send(*command)
+    return c, c.read_reply
+
+
+def responsive_client(srv, attempts=12):
+    """A connection on a thread other than the busy script's (whose clients wait): PING
+    answers BUSY at once there. lapse spreads connections over its threads in turn."""
+    stuck = []
+    for _ in range(attempts):
+        c = srv.client(timeout=1.0)
+        try:
+            reply = c.call("PING")
+        except OSError:
+            stuck.append(c)
+            continue
+        for s in stuck:
+            s.close()
+        return c, reply
+    raise AssertionError("no connection outside the busy script's thread answered")
+
+
+@pytest.fixture
+def busy_server(start_server):
+    srv = start_server(options={"threads": 4})
+    with srv.client() as c:
+        assert c.call("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    return srv
+
+
+def test_a_busy_script_gets_busy_replies_and_script_kill_stops_it(busy_server):
+    srv = busy_server
+    long, result = start_long(srv, "EVAL", ENDLESS, "0")
+    time.sleep(0.4)
+    c, reply = responsive_client(srv)
+    with c:
+        assert reply == E(BUSY_SCRIPT)
+        assert c.call("GET", "k") == E(BUSY_SCRIPT)
+        assert c.call("FUNCTION", "KILL") == E(BUSY_SCRIPT)  # an EVAL is not a function
+        assert c.call("SHUTDOWN") == E(BUSY_SCRIPT)  # only SHUTDOWN NOSAVE is served
+        assert c.call("MULTI") == "OK"
+        assert c.call("SET", "k", "v") == E(BUSY_SCRIPT)
+        # EXEC itself is refused while busy, in EXECABORT's words, and the transaction ends.
+        assert c.call("EXEC") == E("EXECABORT Transaction discarded because of: " + BUSY_SCRIPT)
+        assert c.call("DISCARD") == E("ERR DISCARD without MULTI")
+        assert c.call("SCRIPT", "KILL") == "OK"
+        reply = result()
+        assert reply.message.startswith("ERR Script killed by user with SCRIPT KILL... script: "), reply
+        assert c.call("PING") == "PONG"
+        assert c.call("SCRIPT", "KILL") == E("NOTBUSY No scripts in execution right now.")
+    long.close()
+
+
+def test_a_script_that_wrote_is_unkillable(busy_server):
+    srv = busy_server
+    script = ("redis.call('set', 'written', '1') local t0 = tonumber(redis.call('time')[1]) "
+              "while tonumber(redis.call('time')[1]) - t0 < 2 do end return 'done'")
+    long, result = start_long(srv, "EVAL", script, "0")
+    time.sleep(0.5)
+    c, reply = responsive_client(srv)
+    with c:
+        assert reply == E(BUSY_SCRIPT)
+        assert c.call("SCRIPT", "KILL") == E(UNKILLABLE)
+        assert result() == b"done"
+        assert c.call("GET", "written") == b"1"
+    long.close()
+
+
+def test_function_kill_stops_a_busy_function(busy_server):
+    srv = busy_server
+    with srv.client() as c:
+        c.call("FUNCTION", "LOAD", f"#!lua name=slow\nredis.register_function('spin', function() {ENDLESS} end)")
+    long, result = start_long(srv, "FCALL", "spin", "0")
+    time.sleep(0.4)
+    c, reply = responsive_client(srv)
+    with c:
+        assert reply == E(BUSY_FUNCTION)
+        assert c.call("SCRIPT", "KILL") == E(BUSY_FUNCTION)  # a function is not an EVAL
+        assert c.call("FUNCTION", "KILL") == "OK"
+        reply = result()
+        assert reply.message.startswith("ERR Script killed by user with FUNCTION KILL... script: spin"), reply
+    long.close()
+
+
+def test_a_killed_script_cannot_catch_its_kill(busy_server):
+    srv = busy_server
+    script = f"local ok = pcall(function() {ENDLESS} end) while true do end"
+    long, result = start_long(srv, "EVAL", script, "0")
+    time.sleep(0.4)
+    c, _ = responsive_client(srv)
+    with c:
+        assert c.call("SCRIPT", "KILL") == "OK"
+        assert result().message.startswith("ERR Script killed by user with SCRIPT KILL...")
+    long.close()
+
+
+def test_shutdown_nosave_while_a_script_is_busy(busy_server):
+    srv = busy_server
+    long, _ = start_long(srv, "EVAL", ENDLESS, "0")
+    time.sleep(0.4)
+    c, _ = responsive_client(srv)
+    c.send("SHUTDOWN", "NOSAVE")
+    assert srv.wait_exit(10) == 0
+    srv.expected_exit = True
+    c.close()
+    long.close()
+
+
+def test_busy_reply_threshold_and_its_alias(raw):
+    assert raw.call("CONFIG", "GET", "busy-reply-threshold") == [b"busy-reply-threshold", b"5000"]
+    assert raw.call("CONFIG", "SET", "lua-time-limit", "250") == "OK"
+    assert raw.call("CONFIG", "GET", "busy-reply-threshold") == [b"busy-reply-threshold", b"250"]
+    assert raw.call("CONFIG", "SET", "lua-time-limit", "-5") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'lua-time-limit') - argument must be between 0 and "
+        "9223372036854775807 inclusive")
+    assert raw.call("CONFIG", "GET", "lua-time-limit") == [b"lua-time-limit", b"250"]
+    assert raw.call("CONFIG", "SET", "busy-reply-threshold", "5000") == "OK"
