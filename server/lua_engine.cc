@@ -41,6 +41,13 @@ constexpr const char* kRestartText = "ERR lapse restarts this script holding eve
 constexpr int kGcPeriod = 50;
 // Lua instructions between two looks at the clock and the kill flag, as Redis's hook.
 constexpr int kHookInstructions = 100000;
+// How long a library's top-level code may run in FUNCTION LOAD (Redis's limit).
+constexpr std::chrono::nanoseconds kLoadTimeout = std::chrono::milliseconds(500);
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Nested tables deeper than this in a script's result are refused (Redis's stack limit).
 constexpr int kMaxResultDepth = 1000;
 
@@ -371,8 +378,7 @@ LuaEngine::Outcome LuaEngine::Invoke(int base, int nargs, const std::string& lab
   resp_ = 2;
   restart_ = false;
   if (watch_.slot != nullptr) {
-    run_started_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch()).count();
+    run_started_ns_ = NowNs();
     lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInstructions);
   }
   int status = lua_pcall(L, nargs, 1, base + 1);
@@ -431,7 +437,11 @@ std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool ke
   loading_ = functions;
   lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
   lua_pushvalue(L, chunk);
+  // A library's top-level code gets kLoadTimeout, as in Redis (Hook stops it).
+  run_started_ns_ = NowNs();
+  lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInstructions);
   int status = lua_pcall(L, 0, 0, meta + 1);
+  lua_sethook(L, nullptr, 0, 0);
   loading_ = nullptr;
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   lua_setfield(L, meta, "__index");
@@ -627,6 +637,10 @@ int LuaEngine::Call(lua_State* L, bool raise) {
 // again on every line after, so that the script cannot catch it and go on.
 void LuaEngine::Hook(lua_State* L, lua_Debug*) {
   LuaEngine& self = Self(L);
+  if (self.loading_ != nullptr) {
+    if (NowNs() - self.run_started_ns_ >= kLoadTimeout.count()) RaiseError(L, "ERR FUNCTION LOAD timeout");
+    return;
+  }
   const WatchState& w = self.watch_;
   if (w.slot == nullptr) return;
   if (w.slot->kill.load(std::memory_order_relaxed)) {
@@ -636,9 +650,7 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
     return;
   }
   if (w.threshold_ms <= 0 || w.slot->busy.load(std::memory_order_relaxed)) return;
-  int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::steady_clock::now().time_since_epoch()).count();
-  if ((now_ns - self.run_started_ns_) / 1000000 >= w.threshold_ms) w.registry->MarkBusy(*w.slot);
+  if ((NowNs() - self.run_started_ns_) / 1000000 >= w.threshold_ms) w.registry->MarkBusy(*w.slot);
 }
 
 int LuaEngine::RedisCall(lua_State* L) {

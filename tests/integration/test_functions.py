@@ -95,7 +95,9 @@ SCENARIOS = {
                          load(lib("l", "local s = redis.setresp")),
                          load(lib("l", "redis.log(redis.LOG_WARNING, 'loading')\n"
                                        "redis.register_function('lg', function() return redis.LOG_NOTICE end)")),
-                         (0, "FCALL", "lg", "0"), (0, "GET", "x")],
+                         (0, "FCALL", "lg", "0"), (0, "GET", "x"),
+                         # top-level code gets 500 ms, then Redis's timeout error
+                         load(lib("slow", "while true do end")), (0, "FUNCTION", "LIST", "LIBRARYNAME", "slow")],
     "registering_accepts_numbers": [load(lib("n", "redis.register_function(5, function() return 'five' end)")),
                                     load(lib("m", "redis.register_function{function_name='d', callback=function() "
                                                   "return 1 end, description=5}")),
