@@ -198,18 +198,8 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
-  if (!(spec.flags & kSumsCharges)) {
-    std::get<ConnHandler>(spec.handler)(cmd);
-    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
-  } else {
-    // A script costs what its commands cost, plus its own refusal charge when it fails;
-    // inside EXEC that sum goes on into EXEC's.
-    double outer_sum = std::exchange(charge_sum_, 0);
-    std::get<ConnHandler>(spec.handler)(cmd);
-    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
-    session_.last_charge = charge_sum_;
-    charge_sum_ += outer_sum;
-  }
+  std::get<ConnHandler>(spec.handler)(cmd);
+  SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   server_.error_stats().CountIfError(*out, before);
 }
 
@@ -219,8 +209,18 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
-  co_await std::get<FanoutHandler>(spec.handler)(cmd);
-  SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  if (!(spec.flags & kSumsCharges)) {
+    co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+  } else {
+    // A script costs what its commands cost, plus its own refusal charge when it fails;
+    // inside EXEC that sum goes on into EXEC's.
+    double outer_sum = std::exchange(charge_sum_, 0);
+    co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
+    session_.last_charge = charge_sum_;
+    charge_sum_ += outer_sum;
+  }
   server_.error_stats().CountIfError(*out, before);
 }
 

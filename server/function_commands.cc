@@ -329,35 +329,52 @@ void CmdFunction(ConnCommand& c) {
              "      in case of functions name collision with another library)."});
 }
 
-void Fcall(ConnCommand& c, bool read_only_command) {
-  std::string name(c.args[1]);
+// The function FCALL runs and its flags, once its arguments have passed; or nothing, after
+// replying with the error.
+std::optional<uint32_t> CheckFcall(ConnCommand& c, bool read_only_command, int64_t* numkeys) {
   std::shared_ptr<const FunctionRegistry::Snapshot> snapshot = c.server.functions().Current();
-  const FunctionInfo* function = snapshot->Find(name);
-  if (function == nullptr) return c.reply.Error("ERR Function not found");
+  const FunctionInfo* function = snapshot->Find(std::string(c.args[1]));
+  std::string_view error;
+  if (function == nullptr) {
+    error = "ERR Function not found";
+  } else if (!protocol::ParseInt64(c.args[2], numkeys)) {
+    error = "ERR Bad number of keys provided";
+  } else if (*numkeys > static_cast<int64_t>(c.args.size()) - 3) {
+    error = errors::kTooManyKeys;
+  } else if (*numkeys < 0) {
+    error = errors::kNegativeKeys;
+  } else if (!(function->flags & (kFunctionNoWrites | kFunctionAllowOom)) && c.server.OverMaxmemory()) {
+    error = "OOM command not allowed when used memory > 'maxmemory'.";
+  } else if (read_only_command && !(function->flags & kFunctionNoWrites)) {
+    error = "ERR Can not execute a script with write flag using *_ro command.";
+  }
+  if (!error.empty()) {
+    c.reply.Error(error);
+    return std::nullopt;
+  }
+  return function->flags;
+}
+
+awaitable<void> Fcall(ConnCommand& c, bool read_only_command) {
   int64_t numkeys = 0;
-  if (!protocol::ParseInt64(c.args[2], &numkeys)) return c.reply.Error("ERR Bad number of keys provided");
-  if (numkeys > static_cast<int64_t>(c.args.size()) - 3) return c.reply.Error(errors::kTooManyKeys);
-  if (numkeys < 0) return c.reply.Error(errors::kNegativeKeys);
-  bool no_writes = function->flags & kFunctionNoWrites;
-  bool allow_oom = function->flags & kFunctionAllowOom;
-  if (!no_writes && !allow_oom && c.server.OverMaxmemory())
-    return c.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
-  if (read_only_command && !no_writes)
-    return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
-  ClientScriptHost host(*c.dispatcher, no_writes, allow_oom);
+  std::optional<uint32_t> flags = CheckFcall(c, read_only_command, &numkeys);
+  if (!flags) co_return;
+  std::string name(c.args[1]);
+  ClientScriptHost host(*c.dispatcher, *flags & kFunctionNoWrites, *flags & kFunctionAllowOom);
   Args keys = c.args.subspan(3, static_cast<size_t>(numkeys));
   Args args = c.args.subspan(3 + static_cast<size_t>(numkeys));
   FunctionRegistry& registry = c.server.functions();
-  RunScriptStep(
+  co_await RunScriptStep(
       c, keys, registry.FootprintOf(name), [&](ScriptCache::Footprint seen) { registry.SetFootprint(name, seen); },
-      [&] {
+      [&]() -> awaitable<LuaEngine::Outcome> {
         LuaEngine& engine = c.server.function_lua();
-        return RunWatched(c, engine, true, [&] { return engine.RunFunction(name, keys, args, host, c.reply); });
+        co_return co_await RunWatched(c, engine, true,
+                                      [&] { return engine.RunFunction(name, keys, args, host, c.reply); });
       });
 }
 
-void CmdFcall(ConnCommand& c) { Fcall(c, false); }
-void CmdFcallRo(ConnCommand& c) { Fcall(c, true); }
+awaitable<void> CmdFcall(ConnCommand& c) { co_await Fcall(c, false); }
+awaitable<void> CmdFcallRo(ConnCommand& c) { co_await Fcall(c, true); }
 
 }  // namespace
 

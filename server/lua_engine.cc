@@ -343,7 +343,6 @@ LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::s
                                    std::span<const std::string_view> argv, ScriptHost& host,
                                    protocol::ReplyWriter& reply) {
   lua_State* L = L_;
-  int base = lua_gettop(L);
   host_ = &host;
   // KEYS and ARGV are the only globals a script gets written for it: set past the sandbox.
   for (auto [name, items] : {std::pair{"KEYS", keys}, std::pair{"ARGV", argv}}) {
@@ -351,67 +350,107 @@ LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::s
     PushStrings(L, items);
     lua_rawset(L, LUA_GLOBALSINDEX);
   }
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
   lua_getfield(L, -1, sha.c_str());
   lua_remove(L, -2);
-  return Invoke(base, 0, sha, reply);
+  return Start(0, sha, reply);
 }
 
 LuaEngine::Outcome LuaEngine::RunFunction(const std::string& name, std::span<const std::string_view> keys,
                                            std::span<const std::string_view> args, ScriptHost& host,
                                            protocol::ReplyWriter& reply) {
   lua_State* L = L_;
-  int base = lua_gettop(L);
   host_ = &host;
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
   lua_getfield(L, -1, name.c_str());
   lua_remove(L, -2);
   PushStrings(L, keys);
   PushStrings(L, args);
-  return Invoke(base, 2, name, reply);
+  return Start(2, name, reply);
 }
 
-LuaEngine::Outcome LuaEngine::Invoke(int base, int nargs, const std::string& label, protocol::ReplyWriter& reply) {
-  lua_State* L = L_;
+lua_State* LuaEngine::Coroutine() {
+  if (co_ == nullptr) {
+    co_ = lua_newthread(L_);
+    co_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);  // keeps it from the collector
+  }
+  return co_;
+}
+
+void LuaEngine::DropCoroutine() {
+  luaL_unref(L_, LUA_REGISTRYINDEX, co_ref_);
+  co_ = nullptr;
+  co_ref_ = LUA_NOREF;
+}
+
+LuaEngine::Outcome LuaEngine::Start(int nargs, const std::string& label, protocol::ReplyWriter& reply) {
+  lua_State* co = Coroutine();
+  lua_xmove(L_, co, nargs + 1);
+  label_ = label;
   resp_ = 2;
   restart_ = false;
   if (watch_.slot != nullptr) {
     run_started_ns_ = NowNs();
-    lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInstructions);
+    lua_sethook(co, Hook, LUA_MASKCOUNT, kHookInstructions);
   }
-  int status = lua_pcall(L, nargs, 1, base + 1);
-  lua_sethook(L, nullptr, 0, 0);
+  return Continue(nargs, reply);
+}
+
+LuaEngine::Outcome LuaEngine::Resume(protocol::ReplyWriter& reply) { return Continue(0, reply); }
+
+LuaEngine::Outcome LuaEngine::Continue(int nargs, protocol::ReplyWriter& reply) {
+  lua_State* co = co_;
+  suspended_by_hook_ = false;
+  int status = lua_resume(co, nargs);
+  if (status == LUA_YIELD && suspended_by_hook_) return Outcome::kSuspended;
+  lua_sethook(co, nullptr, 0, 0);
   if (restart_) {
     // Whatever the script did with the failed call (even catching it with Lua's pcall), it
     // wrote nothing: it starts over.
+    DropCoroutine();
   } else if (status == 0) {
-    WriteResult(L, lua_gettop(L), reply, 0);
-  } else if (lua_istable(L, -1)) {
-    // Redis 7.0: "<error> script: <sha or function>, on @user_script:<line>."
-    lua_getfield(L, -1, "err");
-    std::string message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "ERR unknown error";
-    lua_getfield(L, -2, "source");
-    lua_getfield(L, -3, "line");
-    if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
-      message += " script: " + label + ", on " + lua_tostring(L, -2) + ":" +
-                 std::to_string(static_cast<int64_t>(lua_tonumber(L, -1))) + ".";
-    }
-    reply.Error(OneLine(message));
+    if (lua_gettop(co) == 0) lua_pushnil(co);
+    WriteResult(co, 1, reply, 0);
+    lua_settop(co, 0);  // a coroutine that returned can run the next script
   } else {
-    const char* text = lua_tostring(L, -1);
-    reply.Error(OneLine(std::string("ERR ") + (text ? text : "unknown error")));
+    // An error, or a yield of the script's own (coroutine.yield at its top level), which
+    // Redis refuses as Lua does across pcall.
+    std::string message = status == LUA_YIELD ? "ERR attempt to yield across metamethod/C-call boundary"
+                                              : ErrorMessage(co);
+    reply.Error(OneLine(message + ErrorLocation(co)));
+    DropCoroutine();
   }
-  lua_settop(L, base);
   host_ = nullptr;
   // An incremental collection step every kGcPeriod runs, as Redis does, keeps the garbage
   // of many small scripts bounded without paying for a step on every run.
   if (++runs_since_gc_ == kGcPeriod) {
-    lua_gc(L, LUA_GCSTEP, kGcPeriod);
+    lua_gc(L_, LUA_GCSTEP, kGcPeriod);
     runs_since_gc_ = 0;
   }
   return restart_ ? Outcome::kRestart : Outcome::kDone;
+}
+
+// The error on top of `co`: {err=...} tables as they are, anything else as "ERR <text>".
+std::string LuaEngine::ErrorMessage(lua_State* co) {
+  if (lua_istable(co, -1)) {
+    lua_getfield(co, -1, "err");
+    std::string message = lua_type(co, -1) == LUA_TSTRING ? lua_tostring(co, -1) : "ERR unknown error";
+    lua_pop(co, 1);
+    return message;
+  }
+  const char* text = lua_tostring(co, -1);
+  return std::string("ERR ") + (text != nullptr ? text : "nil");
+}
+
+// Redis 7.0's suffix " script: <sha or function>, on @user_script:<line>.": where the error
+// was raised, or where the C function that raised it was called. The stack of a coroutine
+// that failed is not unwound, so it still shows.
+std::string LuaEngine::ErrorLocation(lua_State* co) {
+  lua_Debug ar;
+  bool found = lua_getstack(co, 0, &ar) && lua_getinfo(co, "Sl", &ar);
+  if (found && std::string_view(ar.what) == "C") found = lua_getstack(co, 1, &ar) && lua_getinfo(co, "Sl", &ar);
+  if (!found) return "";
+  return " script: " + label_ + ", on " + ar.source + ":" + std::to_string(ar.currentline) + ".";
 }
 
 std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool keep,
@@ -649,8 +688,34 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
                                 : "ERR Script killed by user with SCRIPT KILL...");
     return;
   }
-  if (w.threshold_ms <= 0 || w.slot->busy.load(std::memory_order_relaxed)) return;
-  if ((NowNs() - self.run_started_ns_) / 1000000 >= w.threshold_ms) w.registry->MarkBusy(*w.slot);
+  if (!w.slot->busy.load(std::memory_order_relaxed)) {
+    if (w.threshold_ms <= 0 || (NowNs() - self.run_started_ns_) / 1000000 < w.threshold_ms) return;
+    w.registry->MarkBusy(*w.slot);
+  }
+  // Busy: let the thread serve its other clients (they get BUSY, or kill it) before going on.
+  if (self.suspend_allowed_ && L == self.co_ && SafeToYield(L)) {
+    self.suspended_by_hook_ = true;
+    lua_yield(L, 0);
+  }
+}
+
+// Lua 5.1 lets a hook yield only when no C function, metamethod or iterator call lies
+// between the running code and the coroutine's base. Every frame above the base must
+// therefore be a Lua function called by name from Lua (a frame whose call the debug API
+// cannot name may be a metamethod's, so it counts as unsafe).
+bool LuaEngine::SafeToYield(lua_State* L) {
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(L, level, &ar) != 0; ++level) {
+    lua_getinfo(L, "Sn", &ar);
+    std::string_view what = ar.what;
+    if (what == "C") return false;
+    lua_Debug below;
+    bool base = lua_getstack(L, level + 1, &below) == 0;
+    if (base || what == "tail") continue;
+    std::string_view how = ar.namewhat != nullptr ? ar.namewhat : "";
+    if (how.empty() || how == "for iterator") return false;
+  }
+  return true;
 }
 
 int LuaEngine::RedisCall(lua_State* L) {

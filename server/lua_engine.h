@@ -65,7 +65,9 @@ class LuaEngine {
   // Runs the compiled script `sha` with KEYS and ARGV and writes its result, or its error,
   // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
   // over (the script has written nothing).
-  enum class Outcome { kDone, kRestart };
+  // kSuspended: the script is busy and let its thread serve others (see Hook); it goes on
+  // with Resume, on the same thread, holding what it held.
+  enum class Outcome { kDone, kRestart, kSuspended };
   // The next runs report to `slot` (nullptr: nobody): past `threshold_ms` (0: never) the
   // script is marked busy in `registry`, and a kill request stops it.
   void Watch(RunningScripts* registry, RunningScripts::Slot* slot, int64_t threshold_ms, bool is_function) {
@@ -80,11 +82,16 @@ class LuaEngine {
   // Runs function `name` (loaded with keep) with its keys and args, as Run runs a script.
   Outcome RunFunction(const std::string& name, std::span<const std::string_view> keys,
                       std::span<const std::string_view> args, ScriptHost& host, protocol::ReplyWriter& reply);
+  // Goes on with a script that answered kSuspended.
+  Outcome Resume(protocol::ReplyWriter& reply);
+  // Whether a busy script may suspend (its caller can wait for the event loop).
+  void AllowSuspend(bool allow) { suspend_allowed_ = allow; }
   Outcome Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
            ScriptHost& host, protocol::ReplyWriter& reply);
 
  private:
   static void Hook(lua_State* L, lua_Debug* ar);
+  static bool SafeToYield(lua_State* L);
   static int RedisCall(lua_State* L);
   static int RedisPcall(lua_State* L);
   static int RedisSetResp(lua_State* L);
@@ -94,9 +101,14 @@ class LuaEngine {
   static int RegisterFunction(lua_State* L);
   static int RegisterFunctionFromTable(lua_State* L);
   static int RegisterChecked(lua_State* L, int name_index, int callback_index, int description_index, uint32_t flags);
-  // Runs what is on the stack above `base` + 1 (the error handler at base + 1, the callable,
-  // its `nargs` arguments) and writes its result or error; `label` names it in errors.
-  Outcome Invoke(int base, int nargs, const std::string& label, protocol::ReplyWriter& reply);
+  // Runs the callable and its `nargs` arguments on top of the stack in the engine's coroutine
+  // and writes its result or error; `label` names it in errors.
+  Outcome Start(int nargs, const std::string& label, protocol::ReplyWriter& reply);
+  Outcome Continue(int nargs, protocol::ReplyWriter& reply);
+  lua_State* Coroutine();
+  void DropCoroutine();
+  static std::string ErrorMessage(lua_State* co);
+  std::string ErrorLocation(lua_State* co);
   static void PushStrings(lua_State* L, std::span<const std::string_view> items);
   // redis.call and redis.pcall: leaves the result (or the error table) on the stack and
   // returns 1, or returns -1 when the caller must raise the error table on the stack.
@@ -118,6 +130,14 @@ class LuaEngine {
     bool is_function = false;
   } watch_;
   int64_t run_started_ns_ = 0;
+  // Scripts and functions run in a coroutine of the engine's, so that a busy one can yield
+  // (from the hook) and let its thread serve other clients. It is reused after a return and
+  // made anew after an error.
+  lua_State* co_ = nullptr;
+  int co_ref_ = -2;  // LUA_NOREF
+  std::string label_;  // the running script's SHA-1 or function name
+  bool suspended_by_hook_ = false;
+  bool suspend_allowed_ = false;
 };
 
 }  // namespace lapse::server

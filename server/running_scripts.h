@@ -8,7 +8,10 @@
 // answers BUSY too (ShardSet::GiveUpWaitsWhenBusy). SCRIPT KILL (or FUNCTION KILL) stops a
 // busy script that has not written: its hook raises Redis's error inside it at once.
 //
-// Clients of the script's own thread wait until it ends: that thread is inside Lua.
+// The script's own thread serves its other clients too: a busy script yields from its hook
+// every so often (LuaEngine::Hook), where Lua 5.1 allows it, and is resumed after the thread
+// has run what was waiting (RunWatched). Where it cannot yield (inside pcall, a metamethod,
+// an iterator or a callback such as table.sort's), that thread's clients wait.
 #pragma once
 
 #include <algorithm>

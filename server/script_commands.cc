@@ -63,52 +63,87 @@ std::optional<std::string> ParseScriptShebang(std::string_view body, uint32_t* f
   return std::nullopt;
 }
 
-void Eval(ConnCommand& c, bool by_sha, bool read_only) {
+// What EVAL runs, once its arguments, script and flags have passed.
+struct PreparedScript {
+  std::string sha;
+  uint32_t flags = 0;
+  Args keys;
+  Args argv;
+};
+
+// Checks an EVAL's arguments, finds or compiles its script and checks its flags; replies
+// with the error and returns nothing when one fails.
+std::optional<PreparedScript> PrepareEval(ConnCommand& c, bool by_sha, bool read_only) {
   int64_t numkeys = 0;
-  if (!protocol::ParseInt64(c.args[2], &numkeys)) return c.reply.Error(errors::kNotInteger);
-  if (numkeys > static_cast<int64_t>(c.args.size()) - 3) return c.reply.Error(errors::kTooManyKeys);
-  if (numkeys < 0) return c.reply.Error(errors::kNegativeKeys);
-  std::string sha, body;
+  if (!protocol::ParseInt64(c.args[2], &numkeys)) {
+    c.reply.Error(errors::kNotInteger);
+    return std::nullopt;
+  }
+  if (numkeys > static_cast<int64_t>(c.args.size()) - 3) {
+    c.reply.Error(errors::kTooManyKeys);
+    return std::nullopt;
+  }
+  if (numkeys < 0) {
+    c.reply.Error(errors::kNegativeKeys);
+    return std::nullopt;
+  }
+  PreparedScript p;
+  std::string body;
   if (by_sha) {
-    sha = LowerHex(c.args[1]);
-    std::optional<std::string> found = c.server.scripts().Find(sha);
-    if (!found) return c.reply.Error(errors::kNoScript);
+    p.sha = LowerHex(c.args[1]);
+    std::optional<std::string> found = c.server.scripts().Find(p.sha);
+    if (!found) {
+      c.reply.Error(errors::kNoScript);
+      return std::nullopt;
+    }
     body = std::move(*found);
   } else {
     body = std::string(c.args[1]);
-    sha = Sha1Hex(body);
+    p.sha = Sha1Hex(body);
   }
   // Redis 7 scripts may start with "#!lua [flags=...]": they then obey their flags as
   // functions do, and their code starts on the next line.
-  uint32_t flags = 0;
   bool shebang = body.starts_with("#!");
+  std::optional<std::string> error;
   if (shebang) {
-    if (auto error = ParseScriptShebang(body, &flags)) return c.reply.Error(*error);
-    bool no_writes = flags & kFunctionNoWrites;
-    if (!no_writes && !(flags & kFunctionAllowOom) && c.server.OverMaxmemory())
-      return c.reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
-    if (read_only && !no_writes) return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+    error = ParseScriptShebang(body, &p.flags);
+    bool no_writes = p.flags & kFunctionNoWrites;
+    if (error) {
+    } else if (!no_writes && !(p.flags & kFunctionAllowOom) && c.server.OverMaxmemory()) {
+      error = "OOM command not allowed when used memory > 'maxmemory'.";
+    } else if (read_only && !no_writes) {
+      error = "ERR Can not execute a script with write flag using *_ro command.";
+    }
   }
-  LuaEngine& lua = c.server.lua();
-  if (auto error = lua.Compile(sha, shebang ? LibraryBody(body) : std::string_view(body))) return c.reply.Error(*error);
-  if (!by_sha) c.server.scripts().Add(sha, std::move(body));
+  if (!error) error = c.server.lua().Compile(p.sha, shebang ? LibraryBody(body) : std::string_view(body));
+  if (error) {
+    c.reply.Error(*error);
+    return std::nullopt;
+  }
+  if (!by_sha) c.server.scripts().Add(p.sha, std::move(body));
+  p.keys = c.args.subspan(3, static_cast<size_t>(numkeys));
+  p.argv = c.args.subspan(3 + static_cast<size_t>(numkeys));
+  return p;
+}
 
-  ClientScriptHost host(*c.dispatcher, read_only || (flags & kFunctionNoWrites), flags & kFunctionAllowOom);
-  Args keys = c.args.subspan(3, static_cast<size_t>(numkeys));
-  Args argv = c.args.subspan(3 + static_cast<size_t>(numkeys));
+awaitable<void> Eval(ConnCommand& c, bool by_sha, bool read_only) {
+  std::optional<PreparedScript> p = PrepareEval(c, by_sha, read_only);
+  if (!p) co_return;
+  ClientScriptHost host(*c.dispatcher, read_only || (p->flags & kFunctionNoWrites), p->flags & kFunctionAllowOom);
   ScriptCache& cache = c.server.scripts();
-  RunScriptStep(
-      c, keys, cache.FootprintOf(sha), [&](ScriptCache::Footprint seen) { cache.SetFootprint(sha, seen); },
-      [&] {
+  co_await RunScriptStep(
+      c, p->keys, cache.FootprintOf(p->sha), [&](ScriptCache::Footprint seen) { cache.SetFootprint(p->sha, seen); },
+      [&]() -> awaitable<LuaEngine::Outcome> {
         LuaEngine& engine = c.server.lua();
-        return RunWatched(c, engine, false, [&] { return engine.Run(sha, keys, argv, host, c.reply); });
+        co_return co_await RunWatched(c, engine, false,
+                                      [&] { return engine.Run(p->sha, p->keys, p->argv, host, c.reply); });
       });
 }
 
-void CmdEval(ConnCommand& c) { Eval(c, false, false); }
-void CmdEvalSha(ConnCommand& c) { Eval(c, true, false); }
-void CmdEvalRo(ConnCommand& c) { Eval(c, false, true); }
-void CmdEvalShaRo(ConnCommand& c) { Eval(c, true, true); }
+awaitable<void> CmdEval(ConnCommand& c) { co_await Eval(c, false, false); }
+awaitable<void> CmdEvalSha(ConnCommand& c) { co_await Eval(c, true, false); }
+awaitable<void> CmdEvalRo(ConnCommand& c) { co_await Eval(c, false, true); }
+awaitable<void> CmdEvalShaRo(ConnCommand& c) { co_await Eval(c, true, true); }
 
 // The dispatcher has checked the subcommand and its arity against the table.
 void CmdScript(ConnCommand& c) {
@@ -180,29 +215,39 @@ void ReplyKill(ConnCommand& c, bool functions) {
   }
 }
 
-LuaEngine::Outcome RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
-                              const std::function<LuaEngine::Outcome()>& run) {
+awaitable<LuaEngine::Outcome> RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
+                                         const std::function<LuaEngine::Outcome()>& start) {
   RunningScripts& running = c.server.running_scripts();
   int thread = ShardSet::CurrentThreadIndex();
   RunningScripts::Slot& slot =
       running.Begin(thread >= 0 ? static_cast<size_t>(thread) : SIZE_MAX, is_function, c.server.clock().NowMs());
   lua.Watch(&running, &slot, c.server.busy_reply_threshold_ms(), is_function);
-  LuaEngine::Outcome outcome = run();
+  // Only on its connection's own event loop can a busy script step aside for the others.
+  lua.AllowSuspend(thread >= 0 && static_cast<size_t>(thread) == c.session.home);
+  LuaEngine::Outcome outcome = start();
+  while (outcome == LuaEngine::Outcome::kSuspended) {
+    // Busy: the thread's other clients run (and get BUSY) while the script keeps its shards.
+    ShardSet::AtomicStep* step = ShardSet::DetachStep();
+    co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
+    ShardSet::AttachStep(step);
+    outcome = lua.Resume(c.reply);
+  }
+  lua.AllowSuspend(false);
   lua.Watch(nullptr, nullptr, 0, false);
   running.End(slot);
-  return outcome;
+  co_return outcome;
 }
 
-void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
-                   const std::function<void(ScriptCache::Footprint)>& remember,
-                   const std::function<LuaEngine::Outcome()>& run) {
+awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
+                              const std::function<void(ScriptCache::Footprint)>& remember,
+                              const std::function<awaitable<LuaEngine::Outcome>()>& run) {
   using Footprint = ScriptCache::Footprint;
   using Kind = ShardSet::AtomicStep::Kind;
   int caller_db = c.session.db;
   if (ShardSet::InAtomicStep()) {
-    run();  // inside EXEC, which holds every shard
+    co_await run();  // inside EXEC, which holds every shard
     c.session.db = caller_db;
-    return;
+    co_return;
   }
   ShardSet& shards = c.server.shards();
   std::vector<uint32_t> declared;
@@ -218,11 +263,11 @@ void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
     {
       ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
       step.WatchDeclared(declared);
-      outcome = run();
+      outcome = co_await run();
       remember(step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys);
     }
     c.session.db = caller_db;
-    if (outcome == LuaEngine::Outcome::kDone) return;
+    if (outcome == LuaEngine::Outcome::kDone) co_return;
     hold_all = true;
   }
 }

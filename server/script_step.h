@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/asio.h"
 #include "server/command_table.h"
 #include "server/dispatcher.h"
 #include "server/lua_engine.h"
@@ -42,18 +43,20 @@ class ClientScriptHost : public ScriptHost {
   bool allow_oom_;
 };
 
-// Runs `run` as the script of `c` whose declared keys are `keys`, in the step described
-// above; `known` is what it has been seen to touch, and `remember` records what this run
-// touched. SELECT inside leaves the caller's database alone.
 // SCRIPT KILL (functions false) or FUNCTION KILL (true), with Redis's replies.
 void ReplyKill(ConnCommand& c, bool functions);
 
-// Runs `run` on `lua` watched for running too long (server/running_scripts.h).
-LuaEngine::Outcome RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
-                              const std::function<LuaEngine::Outcome()>& run);
+// Runs `start` (LuaEngine::Run or RunFunction) on `lua`, watched for running too long
+// (server/running_scripts.h): a busy script suspends now and then so that its thread serves
+// its other clients, and is resumed here.
+awaitable<LuaEngine::Outcome> RunWatched(ConnCommand& c, LuaEngine& lua, bool is_function,
+                                         const std::function<LuaEngine::Outcome()>& start);
 
-void RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
-                   const std::function<void(ScriptCache::Footprint)>& remember,
-                   const std::function<LuaEngine::Outcome()>& run);
+// Runs `run` as the script of `c` whose declared keys are `keys`, in the step described
+// above; `known` is what it has been seen to touch, and `remember` records what this run
+// touched. SELECT inside leaves the caller's database alone.
+awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint known,
+                              const std::function<void(ScriptCache::Footprint)>& remember,
+                              const std::function<awaitable<LuaEngine::Outcome>()>& run);
 
 }  // namespace lapse::server

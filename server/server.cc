@@ -89,13 +89,14 @@ void Server::ApplySettings() {
   spdlog::set_level(SpdlogLevel(live.loglevel));
 }
 
-void Server::ResetStats(size_t home) {
+awaitable<void> Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
   error_stats_.Reset();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
   // A thread's counters are written by that thread alone: the others are zeroed on their
-  // own threads, before anything posted to them later.
+  // own threads, and the reply waits for them. Inside EXEC, which holds shards that those
+  // threads may be waiting for, it cannot wait: the zeroing is then only posted.
   for (size_t t = 0; t < shards_->thread_count(); ++t) {
     auto reset = [this, t] {
       ThreadCounters& tc = counters_[t];
@@ -112,8 +113,16 @@ void Server::ResetStats(size_t home) {
     };
     if (t == home) {
       reset();
-    } else {
+    } else if (ShardSet::InAtomicStep()) {
       asio::post(shards_->context(t), reset);
+    } else {
+      co_await asio::co_spawn(
+          shards_->context(t),
+          [reset]() -> awaitable<void> {
+            reset();
+            co_return;
+          },
+          use_awaitable);
     }
   }
 }

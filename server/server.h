@@ -117,7 +117,7 @@ class Server {
   // CONFIG RESETSTAT, from thread `home`: zeroes the counters of INFO stats, the shards' at
   // once and the other threads' before anything posted to them later, so a command sent
   // after the reply is counted afresh.
-  void ResetStats(size_t home);
+  awaitable<void> ResetStats(size_t home);
   // Settles a finished request's charge: rejected requests cost kRejectedRu, throttled ones
   // nothing; charges the right budget and the calling thread's totals. Returns the charge.
   double SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms);

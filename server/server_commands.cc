@@ -223,11 +223,15 @@ void CmdConfig(ConnCommand& c) {
                                "REWRITE",
                                "    Rewrite the configuration file."});
   }
-  if (EqualsIgnoreCase(sub, "RESETSTAT")) {
-    c.server.ResetStats(c.session.home);
-    return c.reply.Ok();
-  }
   c.reply.Error(errors::kNoConfigFile);  // REWRITE
+}
+
+// CONFIG RESETSTAT answers once every thread has zeroed its counters, so that what follows
+// sees them zeroed, as on Redis; the other subcommands answer at once.
+awaitable<void> CmdConfigOrResetStat(ConnCommand& c) {
+  if (!EqualsIgnoreCase(c.args[1], "RESETSTAT")) co_return CmdConfig(c);
+  co_await c.server.ResetStats(c.session.home);
+  c.reply.Ok();
 }
 
 // ---- TIME, SHUTDOWN, DEBUG ----
@@ -751,7 +755,7 @@ void CmdLolwut(ConnCommand& c) {
 void RegisterServerCommands(CommandTable& table) {
   table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."},
             {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"help", 2}, {"info", -2}, {"list", -2}});
-  table.Add({"config", -2, kAdmin | kNoScript, 0, 0, 0, CmdConfig, "server", "Gets or sets configuration parameters."},
+  table.Add({"config", -2, kAdmin | kNoScript, 0, 0, 0, CmdConfigOrResetStat, "server", "Gets or sets configuration parameters."},
             {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin | kNoScript, 0, 0, 0, CmdShutdown, "server", "Stops the server."});

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/clock.h"
@@ -197,6 +198,10 @@ class ShardSet {
   static bool InAtomicStep() { return tls_step_ != nullptr; }
   // The calling thread's step, or nullptr.
   static AtomicStep* CurrentStep() { return tls_step_; }
+  // A suspended script keeps its step's shards but lets go of the thread: the thread's other
+  // clients must not take themselves for part of the step meanwhile.
+  static AtomicStep* DetachStep() { return std::exchange(tls_step_, nullptr); }
+  static void AttachStep(AtomicStep* step) { tls_step_ = step; }
 
   // Decides, per expired item, whether background reclamation may delete it now (the
   // request-unit budget). Set before Start().

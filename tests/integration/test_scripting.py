@@ -123,6 +123,9 @@ SCENARIOS = {
                            ev("error()"), ev("error(42)"), ev("local t = nil; return t.x"),
                            ev("return 1 + {}"), ev("\n\nerror('line three')"),
                            ev("local function f() error('deep') end f()")],
+    "yield_at_top_level": [ev("return coroutine.yield()"), ev("coroutine.yield(1)"),
+                           ev("local co = coroutine.create(function() coroutine.yield(5) end) "
+                              "return {coroutine.resume(co)}")],
     "compile_errors": [ev("return +"), ev("x ="), ev("return 'unfinished"), ev("")],
     "sandbox_globals": [ev("x = 1"), ev("return y"), ev("return undefined_function()"),
                         ev("local x = 5; return x"), ev("return _G.z"), ev("_G.z = 1")],
@@ -658,6 +661,47 @@ def test_shutdown_nosave_while_a_script_is_busy(busy_server):
     assert srv.wait_exit(10) == 0
     srv.expected_exit = True
     c.close()
+    long.close()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_busy_scripts_own_thread_serves_its_clients(threads, start_server):
+    """A busy script steps aside now and then, so that even with one event-loop thread the
+    other clients get BUSY and one of them can kill it."""
+    srv = start_server(options={"threads": threads})
+    with srv.client() as c:
+        c.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    long, result = start_long(srv, "EVAL", ENDLESS, "0")
+    clients = []
+    deadline = time.time() + 10
+    while True:
+        c = srv.client(timeout=5)
+        reply = c.call("PING")
+        clients.append(c)
+        if reply == E(BUSY_SCRIPT):
+            break
+        assert reply == "PONG" and time.time() < deadline
+        time.sleep(0.05)
+    for c in clients:  # every connection, whichever thread it is on, is served
+        assert c.call("GET", "k") == E(BUSY_SCRIPT)
+    assert clients[-1].call("SCRIPT", "KILL") == "OK"
+    assert result().message.startswith("ERR Script killed by user with SCRIPT KILL...")
+    for c in clients:
+        assert c.call("PING") == "PONG"
+        c.close()
+    long.close()
+
+
+def test_a_busy_script_inside_pcall_cannot_step_aside_but_is_still_killed(start_server):
+    """Lua 5.1 cannot yield across pcall: such a script keeps its thread, but clients of the
+    other threads still get BUSY and can kill it."""
+    srv = start_server(options={"threads": 4})
+    with srv.client() as c:
+        c.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    long, result = start_long(srv, "EVAL", f"pcall(function() {ENDLESS} end) {ENDLESS}", "0")
+    with busy_client(srv, BUSY_SCRIPT) as c:
+        assert c.call("SCRIPT", "KILL") == "OK"
+        assert result().message.startswith("ERR Script killed by user with SCRIPT KILL...")
     long.close()
 
 
