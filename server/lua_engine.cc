@@ -311,16 +311,10 @@ LuaEngine& LuaEngine::Self(lua_State* L) {
   return *self;
 }
 
-std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::string_view body) {
+std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::string_view body, CompiledScript info) {
+  if (compiled_.contains(sha)) return std::nullopt;
   lua_State* L = L_;
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsKey);
-  lua_getfield(L, -1, sha.c_str());
-  bool compiled = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (compiled) {
-    lua_pop(L, 1);
-    return std::nullopt;
-  }
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
     std::string error = "ERR Error compiling script (new function): " + OneLine(lua_tostring(L, -1));
     lua_pop(L, 2);
@@ -328,6 +322,7 @@ std::optional<std::string> LuaEngine::Compile(const std::string& sha, std::strin
   }
   lua_setfield(L, -2, sha.c_str());
   lua_pop(L, 1);
+  compiled_.emplace(sha, info);
   return std::nullopt;
 }
 

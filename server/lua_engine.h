@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/reply_writer.h"
@@ -50,6 +51,12 @@ class ScriptHost {
   virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;
 };
 
+// What a script's "#!lua" line said, kept with its compiled code.
+struct CompiledScript {
+  uint32_t flags = 0;
+  bool shebang = false;
+};
+
 class LuaEngine {
  public:
   // Scripts (EVAL) and functions (FCALL) run in separate Lua states, as in Redis.
@@ -61,7 +68,13 @@ class LuaEngine {
 
   // Compiles `body` as script `sha` unless it already is; on failure, Redis's error
   // ("ERR Error compiling script (new function): user_script:1: ...").
-  std::optional<std::string> Compile(const std::string& sha, std::string_view body);
+  std::optional<std::string> Compile(const std::string& sha, std::string_view body, CompiledScript info = {});
+  // What Compile kept for `sha` in this state, or nullptr: EVALSHA of a script this thread
+  // has run needs neither its body nor the shared cache.
+  const CompiledScript* Compiled(const std::string& sha) const {
+    auto it = compiled_.find(sha);
+    return it == compiled_.end() ? nullptr : &it->second;
+  }
   // Runs the compiled script `sha` with KEYS and ARGV and writes its result, or its error,
   // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
   // over (the script has written nothing).
@@ -136,6 +149,7 @@ class LuaEngine {
   lua_State* co_ = nullptr;
   int co_ref_ = -2;  // LUA_NOREF
   std::string label_;  // the running script's SHA-1 or function name
+  std::unordered_map<std::string, CompiledScript> compiled_;
   bool suspended_by_hook_ = false;
   bool suspend_allowed_ = false;
 };

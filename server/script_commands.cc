@@ -88,39 +88,49 @@ std::optional<PreparedScript> PrepareEval(ConnCommand& c, bool by_sha, bool read
     return std::nullopt;
   }
   PreparedScript p;
-  std::string body;
-  if (by_sha) {
-    p.sha = LowerHex(c.args[1]);
-    std::optional<std::string> found = c.server.scripts().Find(p.sha);
-    if (!found) {
-      c.reply.Error(errors::kNoScript);
+  p.sha = by_sha ? LowerHex(c.args[1]) : Sha1Hex(c.args[1]);
+  LuaEngine& lua = c.server.lua();
+  CompiledScript info;
+  if (const CompiledScript* known = lua.Compiled(p.sha)) {
+    info = *known;  // compiled here before, so in the cache too
+  } else {
+    std::string body;
+    if (by_sha) {
+      std::optional<std::string> found = c.server.scripts().Find(p.sha);
+      if (!found) {
+        c.reply.Error(errors::kNoScript);
+        return std::nullopt;
+      }
+      body = std::move(*found);
+    } else {
+      body = std::string(c.args[1]);
+    }
+    // Redis 7 scripts may start with "#!lua [flags=...]": they then obey their flags as
+    // functions do, and their code starts on the next line.
+    info.shebang = body.starts_with("#!");
+    std::optional<std::string> error;
+    if (info.shebang) error = ParseScriptShebang(body, &info.flags);
+    if (!error) error = lua.Compile(p.sha, info.shebang ? LibraryBody(body) : std::string_view(body), info);
+    if (error) {
+      c.reply.Error(*error);
       return std::nullopt;
     }
-    body = std::move(*found);
-  } else {
-    body = std::string(c.args[1]);
-    p.sha = Sha1Hex(body);
+    if (!by_sha) c.server.scripts().Add(p.sha, std::move(body));
   }
-  // Redis 7 scripts may start with "#!lua [flags=...]": they then obey their flags as
-  // functions do, and their code starts on the next line.
-  bool shebang = body.starts_with("#!");
-  std::optional<std::string> error;
-  if (shebang) {
-    error = ParseScriptShebang(body, &p.flags);
-    bool no_writes = p.flags & kFunctionNoWrites;
-    if (error) {
-    } else if (!no_writes && !(p.flags & kFunctionAllowOom) && c.server.OverMaxmemory()) {
-      error = "OOM command not allowed when used memory > 'maxmemory'.";
+  if (info.shebang) {
+    bool no_writes = info.flags & kFunctionNoWrites;
+    std::string_view refusal;
+    if (!no_writes && !(info.flags & kFunctionAllowOom) && c.server.OverMaxmemory()) {
+      refusal = "OOM command not allowed when used memory > 'maxmemory'.";
     } else if (read_only && !no_writes) {
-      error = "ERR Can not execute a script with write flag using *_ro command.";
+      refusal = "ERR Can not execute a script with write flag using *_ro command.";
+    }
+    if (!refusal.empty()) {
+      c.reply.Error(refusal);
+      return std::nullopt;
     }
   }
-  if (!error) error = c.server.lua().Compile(p.sha, shebang ? LibraryBody(body) : std::string_view(body));
-  if (error) {
-    c.reply.Error(*error);
-    return std::nullopt;
-  }
-  if (!by_sha) c.server.scripts().Add(p.sha, std::move(body));
+  p.flags = info.flags;
   p.keys = c.args.subspan(3, static_cast<size_t>(numkeys));
   p.argv = c.args.subspan(3 + static_cast<size_t>(numkeys));
   return p;
@@ -152,12 +162,12 @@ void CmdScript(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "LOAD")) {
     std::string body(c.args[2]);
     std::string sha = Sha1Hex(body);
-    uint32_t flags = 0;
-    bool shebang = body.starts_with("#!");
-    if (shebang) {
-      if (auto error = ParseScriptShebang(body, &flags)) return c.reply.Error(*error);
+    CompiledScript info;
+    info.shebang = body.starts_with("#!");
+    if (info.shebang) {
+      if (auto error = ParseScriptShebang(body, &info.flags)) return c.reply.Error(*error);
     }
-    if (auto error = c.server.lua().Compile(sha, shebang ? LibraryBody(body) : std::string_view(body)))
+    if (auto error = c.server.lua().Compile(sha, info.shebang ? LibraryBody(body) : std::string_view(body), info))
       return c.reply.Error(*error);
     cache.Add(sha, std::move(body));
     return c.reply.Bulk(sha);
@@ -264,7 +274,8 @@ awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint 
       ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
       step.WatchDeclared(declared);
       outcome = co_await run();
-      remember(step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys);
+      Footprint seen = step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys;
+      if (seen != known) remember(seen);
     }
     c.session.db = caller_db;
     if (outcome == LuaEngine::Outcome::kDone) co_return;
