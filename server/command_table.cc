@@ -72,6 +72,7 @@ CommandTable BuildCommandTable() {
   RegisterTransactionCommands(table);
   RegisterScriptCommands(table);
   RegisterFunctionCommands(table);
+  RegisterMemoryCommands(table);
   return table;
 }
 

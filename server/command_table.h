@@ -188,6 +188,7 @@ void RegisterContainerCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptCommands(CommandTable& table);
 void RegisterFunctionCommands(CommandTable& table);
+void RegisterMemoryCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -8,6 +8,8 @@
 
 #ifdef LAPSE_WITH_JEMALLOC
 #include <jemalloc/jemalloc.h>
+// MALLCTL_ARENAS_ALL (4096), as the text mallctl's names need.
+#define JEMALLOC_ARENAS_ALL_STRING "4096"
 #endif
 
 namespace lapse::server {
@@ -32,6 +34,26 @@ int64_t SteadyMicros() {
 }
 
 }  // namespace
+
+std::string AllocatorStats() {
+#ifdef LAPSE_WITH_JEMALLOC
+  std::string out;
+  malloc_stats_print([](void* sink, const char* text) { static_cast<std::string*>(sink)->append(text); }, &out,
+                     nullptr);
+  return out;
+#else
+  return "Stats not supported for the current allocator";
+#endif
+}
+
+bool PurgeAllocator() {
+#ifdef LAPSE_WITH_JEMALLOC
+  return mallctl("arena." JEMALLOC_ARENAS_ALL_STRING ".purge", nullptr, nullptr, nullptr, 0) == 0;
+#else
+  malloc_trim(0);
+  return true;
+#endif
+}
 
 MemoryFigures ReadMemory() {
   MemoryFigures m;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace lapse::server {
 
@@ -22,6 +23,13 @@ struct MemoryFigures {
 
 // Reads the figures now.
 MemoryFigures ReadMemory();
+
+// The allocator's own report (MEMORY MALLOC-STATS): jemalloc's statistics, or Redis's words
+// for an allocator without them (the sanitizer build).
+std::string AllocatorStats();
+// Gives the allocator's dirty pages back to the system (MEMORY PURGE): jemalloc's purge of
+// every arena, or glibc's malloc_trim. False if the allocator refused.
+bool PurgeAllocator();
 
 class MemoryGauge {
  public:

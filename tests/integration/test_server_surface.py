@@ -7,6 +7,7 @@ import pytest
 
 from conftest import running_server
 from lapse_harness import RawClient, RespError
+from lapse_harness import RespError as E
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
@@ -122,3 +123,42 @@ def test_slowlog_threshold_and_reset(raw):
         "ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - "
         "argument must be between -1 and 9223372036854775807 inclusive")
     assert raw.call("CONFIG", "GET", "slowlog-log-slower-than") == [b"slowlog-log-slower-than", b"10000"]
+
+
+# ---- MEMORY ---------------------------------------------------------------------------------
+
+MEMORY_STEPS = [("SET", "k", "v"), ("MEMORY", "USAGE", "nosuch"), ("MEMORY", "USAGE", "k", "SAMPLES"),
+                ("MEMORY", "USAGE", "k", "SAMPLES", "x"), ("MEMORY", "USAGE", "k", "FOO", "1"),
+                ("MEMORY", "USAGE", "k", "SAMPLES", "-1"), ("MEMORY", "USAGE", "nosuch", "SAMPLES", "0"),
+                ("MEMORY", "USAGE"), ("MEMORY",), ("MEMORY", "PURGE"), ("MEMORY", "PURGE", "x"),
+                ("MEMORY", "NOSUCH"), ("MEMORY", "HELP"), ("MEMORY", "HELP", "x")]
+
+
+@needs_redis
+def test_memory_replies_as_redis(server, redis_server):
+    replies = []
+    for srv in (redis_server, server):
+        with RawClient(srv.port) as c:
+            c.call("FLUSHALL")
+            replies.append([c.call_raw(*step) for step in MEMORY_STEPS])
+    diffs = [f"{s}\n  redis: {w!r}\n  lapse: {g!r}" for s, w, g in zip(MEMORY_STEPS, *replies) if w != g]
+    assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.lapse_only
+def test_memory_usage_is_what_the_key_costs(raw):
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("SET", "small", "v")
+    raw.call("SET", "large", "x" * 10000)
+    raw.call("SET", "volatile", "v", "EX", "100")
+    small, large, volatile = (raw.call("MEMORY", "USAGE", k) for k in ("small", "large", "volatile"))
+    assert 24 <= small <= 64  # a 20-byte header, the key and value, a bucket slot
+    assert 10000 < large <= 10000 + 4096  # the allocator's size class rounds up
+    assert volatile >= small + 8  # the deadline in the entry and the record in the wheel
+    assert raw.call("MEMORY", "USAGE", "small", "SAMPLES", "0") == small
+    stats = raw.call("MEMORY", "MALLOC-STATS")
+    assert stats and b"jemalloc" in stats or stats == b"Stats not supported for the current allocator"
+    assert raw.call("MEMORY", "DOCTOR") == E("ERR MEMORY DOCTOR is not supported by lapse yet")
+    assert raw.call("MEMORY", "USAGE", "nosuch") is None
+    stats = raw.call("INFO", "stats").decode()  # USAGE is neither a hit nor a miss
+    assert "keyspace_hits:0\r\n" in stats and "keyspace_misses:0\r\n" in stats
