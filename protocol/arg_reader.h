@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace lapse::protocol {
@@ -26,6 +27,12 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // strcasecmp (option names) or quoted with %s (error replies), both of which stop at the
 // first NUL byte. "nx\0junk" is NX there, and "a\0b" is quoted as "a".
 inline std::string_view AsCString(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
+// A copy with ASCII letters lowered (command names, option values, SHA-1 digests).
+inline std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch);
+  return out;
+}
 
 class ArgReader {
  public:

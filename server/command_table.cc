@@ -6,13 +6,6 @@
 
 namespace lapse::server {
 
-namespace {
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return out;
-}
-}  // namespace
 
 const SubcommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
   for (const SubcommandSpec& s : subcommands) {
@@ -22,9 +15,9 @@ const SubcommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
 }
 
 void CommandTable::Add(CommandSpec spec, std::vector<SubcommandSpec> subcommands) {
-  spec.name = Lower(spec.name);
+  spec.name = protocol::AsciiLower(spec.name);
   for (SubcommandSpec& sub : subcommands) {
-    spec.subcommands.push_back({spec.name + "|" + Lower(sub.name), sub.arity});
+    spec.subcommands.push_back({spec.name + "|" + protocol::AsciiLower(sub.name), sub.arity});
   }
   std::string key = spec.name;
   auto [it, inserted] = by_name_.emplace(key, std::move(spec));
@@ -41,14 +34,14 @@ void CommandTable::Add(CommandSpec spec, std::vector<SubcommandSpec> subcommands
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   // Any length: rename-command may give a command a name longer than the built-in ones.
-  auto it = by_name_.find(Lower(name));
+  auto it = by_name_.find(protocol::AsciiLower(name));
   return it == by_name_.end() ? nullptr : &it->second;
 }
 
 std::optional<std::string> CommandTable::Rename(std::string_view old_name, std::string_view new_name) {
-  auto it = by_name_.find(Lower(old_name));
+  auto it = by_name_.find(protocol::AsciiLower(old_name));
   if (it == by_name_.end()) return "No such command in rename-command";
-  std::string key = Lower(new_name);
+  std::string key = protocol::AsciiLower(new_name);
   if (!key.empty() && by_name_.count(key) != 0) return "Target command name already exists";
   // by_name_'s nodes stay put, so ordered_ keeps its place in COMMAND's listing for the new key.
   auto node = by_name_.extract(it);

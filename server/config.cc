@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/glob.h"
+#include "protocol/arg_reader.h"
 
 namespace lapse::server {
 
@@ -22,15 +23,10 @@ struct Option {
   std::function<std::string(const Settings&)> get;
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Redis's memtoll: an integer with an optional k/kb/m/mb/g/gb unit (case-insensitive).
 std::optional<int64_t> ParseMemory(std::string_view v) {
-  std::string s = Lower(v);
+  std::string s = protocol::AsciiLower(v);
   int64_t mul = 1;
   struct Unit {
     const char* suffix;
@@ -60,7 +56,7 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 }
 
 std::optional<bool> ParseYesNo(std::string_view s) {
-  std::string l = Lower(s);
+  std::string l = protocol::AsciiLower(s);
   if (l == "yes") return true;
   if (l == "no") return false;
   return std::nullopt;
@@ -123,7 +119,7 @@ Option OutputBufferLimitOption() {
         if (words.empty() || words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
         Settings candidate = s;
         for (size_t i = 0; i < words.size(); i += 4) {
-          std::string cls = Lower(words[i]);
+          std::string cls = protocol::AsciiLower(words[i]);
           OutputBufferLimit* limit = cls == "normal"                      ? &candidate.output_limit_normal
                                      : cls == "replica" || cls == "slave" ? &candidate.output_limit_replica
                                      : cls == "pubsub"                    ? &candidate.output_limit_pubsub
@@ -155,7 +151,7 @@ Option OutputBufferLimitOption() {
 Option FixedOption(const char* name, const char* value, const char* why) {
   return Option{name, true,
                 [value, why](Settings&, std::string_view v) -> std::optional<std::string> {
-                  if (Lower(v) == value) return std::nullopt;
+                  if (protocol::AsciiLower(v) == value) return std::nullopt;
                   return std::string(why);
                 },
                 [value](const Settings&) { return std::string(value); }};
@@ -172,7 +168,7 @@ const std::vector<Option>& Options() {
       StringOption("requirepass", true, &Settings::requirepass),
       Option{"loglevel", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = Lower(v);
+               std::string l = protocol::AsciiLower(v);
                if (l != "debug" && l != "verbose" && l != "notice" && l != "warning" && l != "nothing")
                  return "argument(s) must be one of the following: debug, verbose, notice, warning, nothing";
                s.loglevel = l;
@@ -182,7 +178,7 @@ const std::vector<Option>& Options() {
       StringOption("logfile", false, &Settings::logfile),
       Option{"enable-debug-command", false,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = Lower(v);
+               std::string l = protocol::AsciiLower(v);
                if (l == "no") s.enable_debug_command = Settings::DebugAccess::kNo;
                else if (l == "yes") s.enable_debug_command = Settings::DebugAccess::kYes;
                else if (l == "local") s.enable_debug_command = Settings::DebugAccess::kLocal;
@@ -204,7 +200,7 @@ const std::vector<Option>& Options() {
       MemOption("maxmemory", &Settings::maxmemory),
       Option{"maxmemory-policy", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               if (Lower(v) != "noeviction") return "argument(s) must be one of the following: noeviction";
+               if (protocol::AsciiLower(v) != "noeviction") return "argument(s) must be one of the following: noeviction";
                s.maxmemory_policy = "noeviction";
                return std::nullopt;
              },
@@ -218,7 +214,7 @@ const std::vector<Option>& Options() {
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = Lower(v);
+               std::string l = protocol::AsciiLower(v);
                if (l != "provisioned" && l != "serverless") return "argument(s) must be one of the following: provisioned, serverless";
                s.billing = l;
                return std::nullopt;
@@ -231,7 +227,7 @@ const std::vector<Option>& Options() {
 }
 
 const Option* FindOption(std::string_view name) {
-  std::string l = Lower(name);
+  std::string l = protocol::AsciiLower(name);
   for (const Option& o : Options()) {
     if (l == o.name) return &o;
   }
@@ -347,7 +343,7 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
     auto words = SplitLine(line);
     if (!words) return "line " + std::to_string(line_no) + ": unbalanced quotes";
     if (words->empty() || (*words)[0][0] == '#') continue;
-    std::string name = Lower((*words)[0]);
+    std::string name = protocol::AsciiLower((*words)[0]);
     if (name == "rename-command") {
       if (words->size() != 3) return "line " + std::to_string(line_no) + ": rename-command needs two arguments";
       settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);

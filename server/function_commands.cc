@@ -42,14 +42,7 @@ std::variant<LibraryMetadata, std::string> ParseLibraryMetadata(std::string_view
   if (code.substr(0, 2) != "#!") return std::string("ERR Missing library metadata");
   size_t newline = code.find('\n');
   if (newline == std::string_view::npos) return std::string("ERR Invalid library metadata");
-  std::string_view line = code.substr(0, newline);
-  std::vector<std::string_view> parts;
-  for (size_t i = 0; i < line.size();) {
-    size_t end = line.find_first_of(" \t\r", i);
-    if (end == std::string_view::npos) end = line.size();
-    if (end > i) parts.push_back(line.substr(i, end - i));
-    i = end + 1;
-  }
+  std::vector<std::string_view> parts = ShebangWords(code.substr(0, newline));
   LibraryMetadata md;
   md.engine = std::string(parts[0].substr(2));
   bool named = false;

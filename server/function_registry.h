@@ -33,6 +33,26 @@ enum FunctionFlag : uint32_t {
 inline constexpr const char* kFunctionFlagNames[] = {"no-writes", "allow-oom", "allow-stale", "no-cluster",
                                                      "allow-cross-slot-keys"};
 
+// The flag called `name`, or 0 when no flag is.
+inline uint32_t FunctionFlagNamed(std::string_view name) {
+  for (size_t bit = 0; bit < std::size(kFunctionFlagNames); ++bit) {
+    if (name == kFunctionFlagNames[bit]) return uint32_t{1} << bit;
+  }
+  return 0;
+}
+
+// The space-separated words of a "#!..." line (a library's or a script's).
+inline std::vector<std::string_view> ShebangWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (size_t i = 0; i < line.size();) {
+    size_t end = line.find_first_of(" \t\r", i);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > i) words.push_back(line.substr(i, end - i));
+    i = end + 1;
+  }
+  return words;
+}
+
 struct FunctionInfo {
   std::string name;
   std::optional<std::string> description;

@@ -773,11 +773,7 @@ namespace {
 // The flag named by the string at `index`, or 0 if none is.
 uint32_t FunctionFlagAt(lua_State* L, int index) {
   if (lua_type(L, index) != LUA_TSTRING) return 0;
-  std::string_view text = lua_tostring(L, index);
-  for (size_t bit = 0; bit < std::size(kFunctionFlagNames); ++bit) {
-    if (text == kFunctionFlagNames[bit]) return uint32_t{1} << bit;
-  }
-  return 0;
+  return FunctionFlagNamed(lua_tostring(L, index));
 }
 
 }  // namespace

@@ -25,24 +25,13 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
-std::string LowerHex(std::string_view sha) {
-  std::string out(sha);
-  for (char& ch : out) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
-  return out;
-}
 
 // "#!lua [flags=f1,f2,...]" and its newline; Redis's error otherwise.
 std::optional<std::string> ParseScriptShebang(std::string_view body, uint32_t* flags) {
   size_t newline = body.find('\n');
   if (newline == std::string_view::npos) return std::string("ERR Invalid script shebang");
   std::string_view line = body.substr(0, newline);
-  std::vector<std::string_view> parts;
-  for (size_t i = 0; i < line.size();) {
-    size_t end = line.find(' ', i);
-    if (end == std::string_view::npos) end = line.size();
-    if (end > i) parts.push_back(line.substr(i, end - i));
-    i = end + 1;
-  }
+  std::vector<std::string_view> parts = ShebangWords(line);
   if (parts.empty() || parts[0] != "#!lua")
     return "ERR Unexpected engine in script shebang: " + std::string(parts.empty() ? line : parts[0]);
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -52,10 +41,7 @@ std::optional<std::string> ParseScriptShebang(std::string_view body, uint32_t* f
       size_t comma = list.find(',');
       std::string_view name = list.substr(0, comma);
       list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-      uint32_t flag = 0;
-      for (size_t bit = 0; bit < std::size(kFunctionFlagNames); ++bit) {
-        if (name == kFunctionFlagNames[bit]) flag = uint32_t{1} << bit;
-      }
+      uint32_t flag = FunctionFlagNamed(name);
       if (flag == 0) return "ERR Unexpected flag in script shebang: " + std::string(name);
       *flags |= flag;
     }
@@ -88,7 +74,7 @@ std::optional<PreparedScript> PrepareEval(ConnCommand& c, bool by_sha, bool read
     return std::nullopt;
   }
   PreparedScript p;
-  p.sha = by_sha ? LowerHex(c.args[1]) : Sha1Hex(c.args[1]);
+  p.sha = by_sha ? protocol::AsciiLower(c.args[1]) : Sha1Hex(c.args[1]);
   LuaEngine& lua = c.server.lua();
   CompiledScript info;
   if (const CompiledScript* known = lua.Compiled(p.sha)) {
@@ -174,7 +160,7 @@ void CmdScript(ConnCommand& c) {
   }
   if (EqualsIgnoreCase(sub, "EXISTS")) {
     c.reply.ArrayHeader(c.args.size() - 2);
-    for (size_t i = 2; i < c.args.size(); ++i) c.reply.Integer(cache.Contains(LowerHex(c.args[i])) ? 1 : 0);
+    for (size_t i = 2; i < c.args.size(); ++i) c.reply.Integer(cache.Contains(protocol::AsciiLower(c.args[i])) ? 1 : 0);
     return;
   }
   if (EqualsIgnoreCase(sub, "FLUSH")) {

@@ -29,11 +29,6 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // ---- COMMAND ----
 
@@ -191,7 +186,7 @@ void CmdConfig(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "GET")) {
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < c.args.size(); ++i) {
-      for (auto& kv : config.Get(Lower(c.args[i]))) {
+      for (auto& kv : config.Get(protocol::AsciiLower(c.args[i]))) {
         bool dup = false;
         for (auto& f : found) dup |= f.first == kv.first;
         if (!dup) found.push_back(std::move(kv));
@@ -389,7 +384,7 @@ std::string CpuSeconds(int who, bool user) {
 
 void CmdInfo(ConnCommand& c) {
   std::vector<std::string> wanted;
-  for (size_t i = 1; i < c.args.size(); ++i) wanted.push_back(Lower(c.args[i]));
+  for (size_t i = 1; i < c.args.size(); ++i) wanted.push_back(protocol::AsciiLower(c.args[i]));
   bool all = false;
   for (auto& w : wanted) all |= w == "all" || w == "everything";
   auto want = [&](std::string_view section) {
