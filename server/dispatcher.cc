@@ -290,13 +290,15 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   // A script's step may have to grow to the command's shards. They are all taken before the
   // command runs, so that a busy one (ShardBusy) stops the script before anything changed.
   ShardSet::AtomicStep& step = *ShardSet::CurrentStep();
-  std::vector<uint32_t> footprint;
-  AddFootprint(*spec, args, footprint);
-  std::sort(footprint.begin(), footprint.end());
-  try {
-    for (uint32_t id : footprint) step.Require(id);
-  } catch (const ShardSet::ShardBusy&) {
-    return ScriptHost::Refusal::kRestart;
+  if (step.NeedsFootprint()) {
+    std::vector<uint32_t> footprint;
+    AddFootprint(*spec, args, footprint);
+    std::sort(footprint.begin(), footprint.end());
+    try {
+      for (uint32_t id : footprint) step.Require(id);
+    } catch (const ShardSet::ShardBusy&) {
+      return ScriptHost::Refusal::kRestart;
+    }
   }
   // The command answers in the script's protocol (redis.setresp), not the client's.
   protocol::RespVersion client_resp = session_.resp;

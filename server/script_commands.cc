@@ -258,10 +258,13 @@ awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint 
     LuaEngine::Outcome outcome;
     {
       ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
-      step.WatchDeclared(declared);
+      // Once a script has strayed it holds every shard for good: nothing left to learn.
+      if (known != Footprint::kUndeclaredKeys) step.WatchDeclared(declared);
       outcome = co_await run();
-      Footprint seen = step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys;
-      if (seen != known) remember(seen);
+      if (known != Footprint::kUndeclaredKeys) {
+        Footprint seen = step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys;
+        if (seen != known) remember(seen);
+      }
     }
     c.session.db = caller_db;
     if (outcome == LuaEngine::Outcome::kDone) co_return;

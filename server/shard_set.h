@@ -184,6 +184,9 @@ class ShardSet {
     // Whether a command needed a shard outside the declared ones (or, unwatched, outside
     // those the step was given).
     bool grew() const { return grew_; }
+    // Whether Require can do anything but find the shard held: a fixed step over every shard
+    // that watches nothing (EXEC, a script known to stray) need not be told a footprint.
+    bool NeedsFootprint() const { return kind_ == Kind::kGrowable || watching_; }
 
    private:
     ShardSet& set_;
