@@ -49,7 +49,7 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
   Entry** link = table_.FindLink(key, hash);
   if (link != nullptr) {
     Entry* old = *link;
-    bool fits = old->type() == type && value.size() <= old->value_capacity() &&
+    bool fits = type == ValueType::kString && old->type() == type && value.size() <= old->value_capacity() &&
                 (deadline_ms == kNoDeadline || old->has_deadline_slot()) &&
                 // Keep small entries tight: reuse only if the block is not grossly oversized.
                 old->value_capacity() <= 2 * value.size() + 32;
@@ -101,8 +101,8 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
   } else {
     Entry* fresh = Entry::Create(key, entry->value(), entry->type(), deadline_ms);
     fresh->set_touched(entry->touched());
-    fresh->set_string_encoding(entry->string_encoding());
-    Entry::Destroy(table_.ReplaceAt(link, fresh));
+    fresh->set_encoding_bits(entry->encoding_bits());
+    Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
     entry = fresh;
   }
   Track(entry, hash);
@@ -118,8 +118,8 @@ Entry* Db::ReserveValue(Entry* entry, size_t capacity) {
   size_t grown = capacity < 1024 ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
   Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, grown);
   fresh->set_touched(entry->touched());
-  fresh->set_string_encoding(entry->string_encoding());
-  Entry::Destroy(table_.ReplaceAt(link, fresh));
+  fresh->set_encoding_bits(entry->encoding_bits());
+  Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
   return fresh;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/entry.h"
 
+#include "engine/collection.h"
+
 #include <malloc.h>
 
 #include <algorithm>
@@ -29,7 +31,12 @@ Entry* Entry::Create(std::string_view key, std::string_view value, ValueType typ
   return e;
 }
 
-void Entry::Destroy(Entry* e) { std::free(e); }
+void Entry::Destroy(Entry* e) {
+  if (e->owns_table()) DestroyTable(e->value());
+  std::free(e);
+}
+
+void Entry::DestroyMoved(Entry* e) { std::free(e); }
 
 size_t Entry::AllocatedBytes() const { return malloc_usable_size(const_cast<Entry*>(this)); }
 

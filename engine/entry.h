@@ -11,8 +11,10 @@
 // the entire cost of having a TTL. Entries are only ever referenced from their bucket chain
 // (the wheel holds key hashes, not pointers), so an entry may be reallocated freely.
 //
-// For strings the value bytes are the string itself. Other types (hashes, lists, ... later)
-// will keep a pointer to their object in the value bytes, selected by `type`.
+// For strings the value bytes are the string itself. A small collection (hash, set) keeps its
+// elements in the value bytes too, packed (engine/collection.h), so it costs no allocation
+// beyond its entry; a large one keeps an 8-byte pointer to its own table there, which the
+// entry owns (Destroy frees it).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,14 @@
 
 namespace lapse::engine {
 
-enum class ValueType : uint8_t { kString = 0 };
+enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2 };
+
+// How a collection's elements lie in its entry's value bytes (engine/collection.h).
+enum class CollectionEncoding : uint8_t {
+  kPacked = 0,  // length-prefixed elements in insertion order (hash: field, value, ...)
+  kIntSet = 1,  // sorted integers of one width (sets whose members are all integers)
+  kTable = 2,   // an 8-byte pointer to a CollectionTable the entry owns
+};
 
 inline constexpr int64_t kNoDeadline = 0;
 
@@ -38,7 +47,11 @@ class Entry {
   // `reserve_deadline` is set. `value_capacity` >= value.size() leaves room for growth.
   static Entry* Create(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms,
                        bool reserve_deadline = false, size_t value_capacity = 0);
+  // Frees the entry and the table it owns, if any.
   static void Destroy(Entry* e);
+  // Frees the entry alone: its value bytes (a table pointer included) were copied into a
+  // fresh entry that now owns them.
+  static void DestroyMoved(Entry* e);
 
   Entry* next() const { return next_; }
   void set_next(Entry* n) { next_ = n; }
@@ -67,8 +80,16 @@ class Entry {
   // bytes, so the entry remembers it. A whole new value (Db::Put) resets it to kByContent;
   // a reallocation keeps it.
   StringEncoding string_encoding() const { return static_cast<StringEncoding>((flags_ & kEncodingMask) >> 1); }
-  void set_string_encoding(StringEncoding enc) {
-    flags_ = static_cast<uint8_t>((flags_ & ~kEncodingMask) | (static_cast<uint8_t>(enc) << 1));
+  void set_string_encoding(StringEncoding enc) { set_encoding_bits(static_cast<uint8_t>(enc)); }
+
+  // A collection's layout; shares the bits of string_encoding(), which strings use.
+  CollectionEncoding collection_encoding() const { return static_cast<CollectionEncoding>((flags_ & kEncodingMask) >> 1); }
+  void set_collection_encoding(CollectionEncoding enc) { set_encoding_bits(static_cast<uint8_t>(enc)); }
+  // Either encoding as raw bits, for code that carries a value whatever its type (RENAME).
+  uint8_t encoding_bits() const { return static_cast<uint8_t>((flags_ & kEncodingMask) >> 1); }
+  void set_encoding_bits(uint8_t bits) { flags_ = static_cast<uint8_t>((flags_ & ~kEncodingMask) | (bits << 1)); }
+  bool owns_table() const {
+    return type() != ValueType::kString && collection_encoding() == CollectionEncoding::kTable;
   }
 
   // Bytes the value may grow to in place (from the allocator's real block size).

@@ -60,6 +60,8 @@ CommandTable BuildCommandTable() {
   RegisterConnectionCommands(table);
   RegisterServerCommands(table);
   RegisterStringCommands(table);
+  RegisterHashCommands(table);
+  RegisterSetCommands(table);
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
   RegisterTransactionCommands(table);

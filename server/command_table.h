@@ -189,6 +189,8 @@ void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptCommands(CommandTable& table);
 void RegisterFunctionCommands(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
+void RegisterHashCommands(CommandTable& table);
+void RegisterSetCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -211,6 +211,12 @@ const std::vector<Option>& Options() {
       // Redis 7.0's name and its older alias, one setting.
       IntOption("busy-reply-threshold", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
       IntOption("lua-time-limit", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
+      // Redis 7.0's listpack names and their ziplist aliases, one setting each.
+      IntOption("hash-max-listpack-entries", true, &Settings::hash_max_listpack_entries, 0, INT64_MAX),
+      IntOption("hash-max-ziplist-entries", true, &Settings::hash_max_listpack_entries, 0, INT64_MAX),
+      MemOption("hash-max-listpack-value", &Settings::hash_max_listpack_value),
+      MemOption("hash-max-ziplist-value", &Settings::hash_max_listpack_value),
+      IntOption("set-max-intset-entries", true, &Settings::set_max_intset_entries, 0, INT64_MAX),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {

@@ -53,6 +53,10 @@ struct Settings {
   int64_t slowlog_log_slower_than = 10000;  // microseconds; negative: log nothing
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
+  // Thresholds of the packed collection layouts (engine/collection.h), Redis's defaults.
+  int64_t hash_max_listpack_entries = 512;
+  int64_t hash_max_listpack_value = 64;
+  int64_t set_max_intset_entries = 512;
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
   std::vector<std::pair<std::string, std::string>> renamed_commands;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/glob.h"
+#include "engine/collection.h"
 #include "engine/shard.h"
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
@@ -35,6 +36,10 @@ const char* TypeName(ValueType t) {
   switch (t) {
     case ValueType::kString:
       return "string";
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kSet:
+      return "set";
   }
   return "none";
 }
@@ -181,14 +186,14 @@ void CmdPersist(ShardCommand& c) {
 // A detached copy of a key's value, carried from one shard to another. Its encoding goes
 // along: Redis moves (RENAME) or duplicates (COPY) the object, so a raw string stays raw.
 struct Carried {
-  std::string value;
-  ValueType type = ValueType::kString;
+  engine::ValueCopy value;
   int64_t deadline = kNoDeadline;
-  engine::StringEncoding encoding = engine::StringEncoding::kByContent;
 
-  static Carried Of(const Entry& e) { return {std::string(e.value()), e.type(), e.deadline(), e.string_encoding()}; }
-  void PutInto(engine::Db& d, std::string_view key, int64_t now) const {
-    d.Put(key, value, type, deadline, now)->set_string_encoding(encoding);
+  static Carried Of(const Entry& e) { return {engine::ValueCopy(e), e.deadline()}; }
+  size_t size() const { return value.bytes().size(); }
+  void PutInto(engine::Db& d, std::string_view key, int64_t now) {
+    d.Put(key, value.bytes(), value.type(), deadline, now)->set_encoding_bits(value.encoding_bits());
+    value.Release();
   }
 };
 
@@ -219,7 +224,7 @@ void RenameGeneric(ConnCommand& c, bool only_if_absent) {
       return;
     }
     Carried carried = Carried::Of(*e);
-    value_bytes = carried.value.size();
+    value_bytes = carried.size();
     from.Erase(src, now);
     carried.PutInto(to, dst, now);
     outcome = Outcome::kRenamed;
@@ -314,6 +319,7 @@ bool LooksLikeInteger(std::string_view v) {
 // Redis's encoding of a string: int when SET-style storage could read it as a 64-bit integer,
 // else embstr up to 44 bytes (one allocation with the object header), else raw.
 const char* EncodingName(const Entry& e) {
+  if (e.type() != ValueType::kString) return engine::EncodingName(&e);
   std::string_view v = e.value();
   switch (e.string_encoding()) {
     case engine::StringEncoding::kRaw:

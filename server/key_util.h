@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <random>
+#include <string>
 #include <string_view>
 
 #include "engine/db.h"
 #include "engine/entry.h"
 #include "engine/shard.h"
+#include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/command_table.h"
@@ -32,12 +35,13 @@ inline engine::Entry* FindKey(ShardCommand& c, std::string_view key, Lookup kind
   return FindKey(c.shard, c.db, key, c.now_ms, kind);
 }
 
-// The live string entry for `key`, nullptr if absent. Sets *wrong_type (and replies
-// WRONGTYPE) when the key holds another type.
-inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wrong_type, Lookup kind) {
+// The live entry for `key` if it holds `type`, nullptr if absent. Sets *wrong_type (and
+// replies WRONGTYPE) when the key holds another type.
+inline engine::Entry* FindTyped(ShardCommand& c, std::string_view key, engine::ValueType type, bool* wrong_type,
+                                Lookup kind) {
   engine::Entry* e = FindKey(c, key, kind);
   *wrong_type = false;
-  if (e != nullptr && e->type() != engine::ValueType::kString) {
+  if (e != nullptr && e->type() != type) {
     *wrong_type = true;
     c.reply.Error(protocol::errors::kWrongType);
     return nullptr;
@@ -45,6 +49,22 @@ inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wr
   if (e != nullptr) e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
   return e;
 }
+
+inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wrong_type, Lookup kind) {
+  return FindTyped(c, key, engine::ValueType::kString, wrong_type, kind);
+}
+
+// A fast per-thread pseudo-random sequence (SPOP, HRANDFIELD, ...), seeded once per thread.
+inline uint64_t NextRandom() {
+  thread_local uint64_t state = std::random_device{}() * 0x9E3779B97F4A7C15ull + 1;
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Redis's ld2string in human mode: %.17Lf with trailing zeros (and a bare '.') removed.
+std::string FormatLongDouble(long double v);
 
 using protocol::AsCString;
 
@@ -132,5 +152,31 @@ struct ShardCursor {
 // Buckets one SCAN step may visit: ten per requested entry, as Redis bounds it, saturated so
 // that a huge COUNT cannot overflow.
 inline int64_t ScanRoundLimit(int64_t count) { return count > INT64_MAX / 10 ? INT64_MAX : count * 10; }
+
+}  // namespace lapse::server
+
+namespace lapse::server {
+
+// HSCAN/SSCAN's [MATCH pattern] [COUNT count] from args[first] on; replies Redis's error and
+// returns false on bad input.
+struct CollectionScanOptions {
+  std::optional<std::string_view> pattern;
+  int64_t count = 10;
+};
+inline bool ParseCollectionScanOptions(Args args, size_t first, CollectionScanOptions* out, protocol::ReplyWriter& reply) {
+  for (size_t i = first; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return reply.Error(protocol::errors::kSyntax), false;
+    std::string_view opt = AsCString(args[i]);
+    if (protocol::EqualsIgnoreCase(opt, "MATCH")) {
+      out->pattern = args[i + 1];
+    } else if (protocol::EqualsIgnoreCase(opt, "COUNT")) {
+      if (!protocol::ParseInt64(args[i + 1], &out->count)) return reply.Error(protocol::errors::kNotInteger), false;
+      if (out->count < 1) return reply.Error(protocol::errors::kSyntax), false;
+    } else {
+      return reply.Error(protocol::errors::kSyntax), false;
+    }
+  }
+  return true;
+}
 
 }  // namespace lapse::server

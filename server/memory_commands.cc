@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/collection.h"
 #include "engine/entry.h"
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
@@ -39,7 +40,7 @@ void MemoryUsage(ShardCommand& c) {
   // A peek: MEMORY USAGE counts as neither a hit nor a miss.
   engine::Entry* e = FindKey(c, c.args[2], Lookup::kWrite);
   if (e == nullptr) return c.reply.Null();
-  size_t bytes = e->AllocatedBytes() + kBucketSlotBytes;
+  size_t bytes = e->AllocatedBytes() + engine::TableBytes(e) + kBucketSlotBytes;
   if (e->deadline() != engine::kNoDeadline) bytes += kWheelRecordBytes;
   c.reply.Integer(static_cast<int64_t>(bytes));
 }

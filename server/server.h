@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/collection.h"
 #include "engine/container.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
@@ -102,6 +103,10 @@ class Server {
   // Live limits every connection reads (CONFIG SET changes them for connected clients too).
   int64_t query_buffer_limit() const { return query_buffer_limit_.load(std::memory_order_relaxed); }
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  engine::CollectionLimits collection_limits() const {
+    return {hash_max_listpack_entries_.load(std::memory_order_relaxed), hash_max_listpack_value_.load(std::memory_order_relaxed),
+            set_max_intset_entries_.load(std::memory_order_relaxed)};
+  }
   OutputBufferLimit output_limit() const {
     return {output_hard_.load(std::memory_order_relaxed), output_soft_.load(std::memory_order_relaxed),
             output_soft_seconds_.load(std::memory_order_relaxed)};
@@ -165,6 +170,7 @@ class Server {
   std::atomic<int64_t> idle_timeout_s_{0};
   std::atomic<int64_t> query_buffer_limit_{0};
   std::atomic<int64_t> max_bulk_len_{0};
+  std::atomic<size_t> hash_max_listpack_entries_{512}, hash_max_listpack_value_{64}, set_max_intset_entries_{512};
   std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;

@@ -138,8 +138,9 @@ void CmdSet(ShardCommand& c) {
   }
   if (!ReadExpiryAmount(c, "set", &expiry)) return;
   std::string_view key = c.args[1];
+  // SET replaces a value of any type; only SET ... GET must read the old one as a string.
   bool wrong = false;
-  Entry* old = FindString(c, key, &wrong, get ? Lookup::kRead : Lookup::kWrite);
+  Entry* old = get ? FindString(c, key, &wrong, Lookup::kRead) : FindKey(c, key, Lookup::kWrite);
   if (wrong) return;
   std::string old_value;
   if (get && old) old_value = old->value();
@@ -158,9 +159,7 @@ void CmdSet(ShardCommand& c) {
 }
 
 void CmdSetNx(ShardCommand& c) {
-  bool wrong = false;
-  Entry* e = FindString(c, c.args[1], &wrong, Lookup::kWrite);
-  if (wrong) return;
+  Entry* e = FindKey(c, c.args[1], Lookup::kWrite);
   ChargeRead(c.charge, c.args[1], e);
   if (e) return c.reply.Integer(0);
   c.charge = {};
@@ -342,28 +341,15 @@ void CmdDecrBy(ShardCommand& c) {
   IncrBy(c, -d);
 }
 
-// Redis's ld2string in human mode: %.17Lf with trailing zeros (and a bare '.') removed.
-std::string FormatLongDouble(long double v) {
-  char buf[5600];
-  int n = snprintf(buf, sizeof buf, "%.17Lf", v);
-  if (n <= 0 || n >= static_cast<int>(sizeof buf)) return "0";
-  if (std::strchr(buf, '.') != nullptr) {
-    while (n > 0 && buf[n - 1] == '0') --n;
-    if (n > 0 && buf[n - 1] == '.') --n;
-  }
-  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
-  return std::string(buf, n);
-}
-
 void CmdIncrByFloat(ShardCommand& c) {
-  long double delta = 0;
-  if (!protocol::ParseLongDouble(c.args[2], &delta)) return c.reply.Error(errors::kNotFloat);
+  // Redis checks the type, then the current value, then the increment.
   std::string_view key = c.args[1];
   bool wrong = false;
   Entry* e = FindString(c, key, &wrong, Lookup::kWrite);
   if (wrong) return;
-  long double current = 0;
+  long double current = 0, delta = 0;
   if (e && !protocol::ParseLongDouble(e->value(), &current)) return c.reply.Error(errors::kNotFloat);
+  if (!protocol::ParseLongDouble(c.args[2], &delta)) return c.reply.Error(errors::kNotFloat);
   long double result = current + delta;
   if (std::isnan(result) || std::isinf(result)) return c.reply.Error(errors::kNanOrInfinity);
   std::string text = FormatLongDouble(result);
@@ -436,6 +422,18 @@ void CmdMSet(ConnCommand& c) { return MSetGeneric(c, false); }
 void CmdMSetNx(ConnCommand& c) { return MSetGeneric(c, true); }
 
 }  // namespace
+
+std::string FormatLongDouble(long double v) {
+  char buf[5600];
+  int n = snprintf(buf, sizeof buf, "%.17Lf", v);
+  if (n <= 0 || n >= static_cast<int>(sizeof buf)) return "0";
+  if (std::strchr(buf, '.') != nullptr) {
+    while (n > 0 && buf[n - 1] == '0') --n;
+    if (n > 0 && buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
+  return std::string(buf, n);
+}
 
 void RegisterStringCommands(CommandTable& table) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;

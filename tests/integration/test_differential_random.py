@@ -52,6 +52,8 @@ VALUES = ["", "0", "1", "-1", "42", "10", "007", "-0", "9223372036854775807", "-
           "12345678901234567890", "inf", "\xe9t\xe9"]
 INTS = ["0", "1", "-1", "5", "-100", "9223372036854775807", "-9223372036854775808", "abc", "1.5", ""]
 FLOATS = ["0", "1.5", "-2", "0.1", "1e3", "3.0e-2", "-0.3", "10.5", "abc", "inf", "5e-324", "1e308", "-1e308", "0x10"]
+FIELDS = ["f", "g", "h", "1", "-2", "", "x" * 70]
+MEMBERS = ["1", "2", "3", "-1", "10", "70000", "9223372036854775807", "007", "a", "b", "abc", "", "x" * 70]
 PATTERNS = ["*", "a*", "?", "[ab]", "*x", "n", "[^a]*", "k*", "\\*", "{a}*"]
 
 
@@ -61,7 +63,8 @@ class Generator:
 
     # normalize() rewrites their replies (keys in the server's own order, times that depend
     # on the clock), which it cannot do inside EXEC's array: they are never queued.
-    NOT_QUEUED = ("KEYS", "SCANALL", "RANDOMKEY", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
+    NOT_QUEUED = ("KEYS", "SCANALL", "RANDOMKEY", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "HGETALL", "HKEYS",
+                  "HVALS", "SMEMBERS", "SINTER", "SUNION", "SDIFF")
 
     def __init__(self, rng: random.Random):
         self.rng = rng
@@ -76,6 +79,12 @@ class Generator:
 
     def value(self):
         return self.rng.choice(VALUES)
+
+    def field(self):
+        return self.rng.choice(FIELDS)
+
+    def member(self):
+        return self.rng.choice(MEMBERS)
 
     def slot(self):
         while True:
@@ -193,6 +202,30 @@ class Generator:
             (1, lambda: ["SWAPDB", str(rng.randint(0, 2)), str(rng.randint(0, 2))]),
             (1, lambda: ["FLUSHDB"] if rng.random() < 0.5 else ["DBSIZE"]),
             (1, lambda: ["OBJECT", "ENCODING", k()]),
+            # hashes and sets (issue 13); replies in a hash table's order are sorted by normalize()
+            (4, lambda: ["HSET", k()] + [x for _ in range(rng.randint(1, 3)) for x in (self.field(), self.value())]),
+            (1, lambda: ["HSETNX", k(), self.field(), self.value()]),
+            (3, lambda: ["HGET", k(), self.field()]),
+            (1, lambda: ["HMGET", k(), self.field(), self.field()]),
+            (2, lambda: ["HDEL", k()] + [self.field() for _ in range(rng.randint(1, 3))]),
+            (1, lambda: ["HLEN", k()]),
+            (1, lambda: ["HSTRLEN", k(), self.field()]),
+            (1, lambda: ["HEXISTS", k(), self.field()]),
+            (2, lambda: ["HGETALL", k()]),
+            (1, lambda: ["HKEYS", k()]),
+            (1, lambda: ["HVALS", k()]),
+            (2, lambda: ["HINCRBY", k(), self.field(), rng.choice(INTS)]),
+            (2, lambda: ["HINCRBYFLOAT", k(), self.field(), rng.choice(FLOATS)]),
+            (4, lambda: ["SADD", k()] + [self.member() for _ in range(rng.randint(1, 4))]),
+            (2, lambda: ["SREM", k()] + [self.member() for _ in range(rng.randint(1, 3))]),
+            (2, lambda: ["SMEMBERS", k()]),
+            (2, lambda: ["SISMEMBER", k(), self.member()]),
+            (1, lambda: ["SMISMEMBER", k(), self.member(), self.member()]),
+            (2, lambda: ["SCARD", k()]),
+            (2, lambda: [rng.choice(["SINTER", "SUNION", "SDIFF"])] + self.keys()),
+            (2, lambda: [rng.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), k()] + self.keys()),
+            (1, lambda: ["SINTERCARD", "2", k(), k()] + rng.choice([[], ["LIMIT", "1"], ["LIMIT", "-1"]])),
+            (2, lambda: ["SMOVE", k(), k(), self.member()]),
             # transactions: queued commands, refusals that doom them, and WATCH against own writes
             (3, lambda: ["MULTI"]),
             (3, lambda: ["EXEC"]),
@@ -232,6 +265,10 @@ def sequence(seed: int, threads: int, index: int, length: int = LENGTH):
 # ---- Running a sequence and comparing ------------------------------------------------------------
 
 
+# Replies listed in a hash table's order, which is not part of the contract.
+UNORDERED = ("HKEYS", "HVALS", "SMEMBERS", "SINTER", "SUNION", "SDIFF")
+
+
 def normalize(cmd, raw):
     name = cmd[0].upper()
     value, _ = parse_reply(raw)
@@ -242,6 +279,10 @@ def normalize(cmd, raw):
         return value if value >= far else "relative deadline"
     if name == "KEYS" and isinstance(value, list):
         return ("keys", sorted(value))
+    if name in UNORDERED and isinstance(value, list):
+        return ("unordered", sorted(value))
+    if name == "HGETALL" and isinstance(value, list):
+        return ("unordered", sorted(zip(value[::2], value[1::2])))
     if name == "RANDOMKEY" and isinstance(value, bytes):
         return "some key"
     if name == "OBJECT" and value in (b"raw", b"embstr") and os.environ.get("TMP_ENC"):
@@ -253,14 +294,25 @@ def deadline_class(ms):
     return ms if ms < 0 or ms >= FAR_MS else "relative"
 
 
+def contents(kind, value):
+    if kind == "hash":
+        return sorted(zip(value[::2], value[1::2]))
+    if kind == "set":
+        return sorted(value)
+    return value
+
+
 def keyspace(c: RawClient):
     """Databases 0-2 (the only ones the generator touches, besides an invalid 16)."""
     out = []
     for db in range(3):
         c.call("SELECT", db)
         keys = sorted(c.call("KEYS", "*"))
-        replies = c.pipeline([cmd for k in keys for cmd in (("GET", k), ("PEXPIRETIME", k))]) if keys else []
-        out.append([(k, replies[2 * i], deadline_class(replies[2 * i + 1])) for i, k in enumerate(keys)])
+        types = c.pipeline([("TYPE", k) for k in keys]) if keys else []
+        read = {"string": "GET", "hash": "HGETALL", "set": "SMEMBERS"}
+        replies = c.pipeline([cmd for k, t in zip(keys, types) for cmd in ((read[t], k), ("PEXPIRETIME", k))]) if keys else []
+        out.append([(k, t, contents(t, replies[2 * i]), deadline_class(replies[2 * i + 1]))
+                    for i, (k, t) in enumerate(zip(keys, types))])
     return ("keyspace", out)
 
 

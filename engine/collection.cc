@@ -1,0 +1,610 @@
+#include "engine/collection.h"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "engine/db.h"
+#include "engine/hash.h"
+
+namespace lapse::engine {
+
+namespace {
+
+// ---- Packed bytes ----
+
+size_t VarintSize(size_t n) {
+  size_t bytes = 1;
+  while (n >= 0x80) n >>= 7, ++bytes;
+  return bytes;
+}
+
+void AppendPacked(std::string* out, std::string_view element) {
+  size_t n = element.size();
+  while (n >= 0x80) {
+    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
+    n >>= 7;
+  }
+  out->push_back(static_cast<char>(n));
+  out->append(element);
+}
+
+size_t PackedSize(std::string_view element) { return VarintSize(element.size()) + element.size(); }
+
+// Replaces value bytes [pos, pos + old_len) of `e` with `with`, which must not point into
+// the entry. May reallocate the entry.
+Entry* Splice(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with) {
+  size_t size = e->value().size();
+  size_t new_size = size - old_len + with.size();
+  if (new_size > size) e = db.ReserveValue(e, new_size);
+  char* v = e->mutable_value();
+  std::memmove(v + pos + with.size(), v + pos + old_len, size - pos - old_len);
+  if (!with.empty()) std::memcpy(v + pos, with.data(), with.size());
+  e->set_value_len(static_cast<uint32_t>(new_size));
+  return e;
+}
+
+// Rewrites an entry's value bytes to hold `table` (whose ownership passes to the entry).
+Entry* InstallTable(Db& db, Entry* e, CollectionTable* table) {
+  e = db.ReserveValue(e, sizeof table);
+  std::memcpy(e->mutable_value(), &table, sizeof table);
+  e->set_value_len(sizeof table);
+  e->set_collection_encoding(CollectionEncoding::kTable);
+  return e;
+}
+
+// ---- Tables ----
+
+// Sets `name` to `value` in a table; returns true when it is new.
+bool TableSet(KvTable& t, std::string_view name, std::string_view value) {
+  uint64_t h = HashKey(name);
+  Entry** link = t.FindLink(name, h);
+  if (link == nullptr) {
+    t.Insert(Entry::Create(name, value, ValueType::kString, kNoDeadline), h);
+    return true;
+  }
+  Entry* old = *link;
+  if (value.size() <= old->value_capacity() && old->value_capacity() <= 2 * value.size() + 32) {
+    if (!value.empty()) std::memmove(old->mutable_value(), value.data(), value.size());
+    old->set_value_len(static_cast<uint32_t>(value.size()));
+  } else {
+    Entry::Destroy(t.ReplaceAt(link, Entry::Create(name, value, ValueType::kString, kNoDeadline)));
+  }
+  return false;
+}
+
+bool TableDelete(KvTable& t, std::string_view name) {
+  Entry** link = t.FindLink(name, HashKey(name));
+  if (link == nullptr) return false;
+  Entry::Destroy(t.UnlinkAt(link));
+  return true;
+}
+
+void TableForEach(const KvTable& t, const std::function<void(const Entry*)>& fn) {
+  uint64_t cursor = 0;
+  do {
+    cursor = t.Scan(cursor, fn);
+  } while (cursor != 0);
+}
+
+// ---- Intsets ----
+
+struct IntSetView {
+  const char* bytes;
+  size_t width;
+  size_t count;
+
+  explicit IntSetView(std::string_view v)
+      : bytes(v.data() + 1), width(static_cast<uint8_t>(v[0])), count((v.size() - 1) / static_cast<uint8_t>(v[0])) {}
+  int64_t At(size_t i) const {
+    const char* p = bytes + i * width;
+    if (width == 2) {
+      int16_t x;
+      std::memcpy(&x, p, 2);
+      return x;
+    }
+    if (width == 4) {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    int64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  // The index of `v`, or where it would be inserted (found = false).
+  size_t Search(int64_t v, bool* found) const {
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      int64_t m = At(mid);
+      if (m == v) return *found = true, mid;
+      if (m < v) lo = mid + 1;
+      else hi = mid;
+    }
+    *found = false;
+    return lo;
+  }
+};
+
+size_t WidthFor(int64_t v) {
+  if (v >= INT16_MIN && v <= INT16_MAX) return 2;
+  if (v >= INT32_MIN && v <= INT32_MAX) return 4;
+  return 8;
+}
+
+void AppendInt(std::string* out, int64_t v, size_t width) {
+  if (width == 2) {
+    auto x = static_cast<int16_t>(v);
+    out->append(reinterpret_cast<const char*>(&x), 2);
+  } else if (width == 4) {
+    auto x = static_cast<int32_t>(v);
+    out->append(reinterpret_cast<const char*>(&x), 4);
+  } else {
+    out->append(reinterpret_cast<const char*>(&v), 8);
+  }
+}
+
+std::string_view FormatInt(int64_t v, char (&buf)[24]) {
+  char* end = buf + sizeof buf;
+  char* p = end;
+  uint64_t u = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    *--p = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) *--p = '-';
+  return {p, static_cast<size_t>(end - p)};
+}
+
+// Replaces an entry's whole value with `bytes` (a layout change).
+Entry* Rewrite(Db& db, Entry* e, std::string_view bytes, CollectionEncoding enc) {
+  e = db.ReserveValue(e, bytes.size());
+  std::memcpy(e->mutable_value(), bytes.data(), bytes.size());
+  e->set_value_len(static_cast<uint32_t>(bytes.size()));
+  e->set_collection_encoding(enc);
+  return e;
+}
+
+}  // namespace
+
+bool PackedReader::Next(std::string_view* element) {
+  if (p_ >= end_) return false;
+  size_t len = 0;
+  int shift = 0;
+  for (;;) {
+    auto byte = static_cast<uint8_t>(*p_++);
+    len |= static_cast<size_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) break;
+    shift += 7;
+  }
+  *element = {p_, len};
+  p_ += len;
+  return true;
+}
+
+void DestroyTable(std::string_view pointer_bytes) {
+  CollectionTable* t;
+  std::memcpy(&t, pointer_bytes.data(), sizeof t);
+  delete t;
+}
+
+CollectionTable& TableOf(const Entry* e) {
+  CollectionTable* t;
+  std::memcpy(&t, e->value().data(), sizeof t);
+  return *t;
+}
+
+const char* EncodingName(const Entry* e) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kPacked:
+      return e->type() == ValueType::kHash ? "listpack" : "hashtable";
+    case CollectionEncoding::kIntSet:
+      return "intset";
+    case CollectionEncoding::kTable:
+      return "hashtable";
+  }
+  return "unknown";
+}
+
+size_t TableBytes(const Entry* e) {
+  if (!e->owns_table()) return 0;
+  const KvTable& t = TableOf(e).table;
+  size_t bytes = sizeof(CollectionTable) + t.BucketBytes();
+  TableForEach(t, [&](const Entry* elem) { bytes += elem->AllocatedBytes(); });
+  return bytes;
+}
+
+ValueCopy::ValueCopy(const Entry& e) : type_(e.type()), encoding_bits_(e.encoding_bits()) {
+  if (!e.owns_table()) {
+    bytes_ = std::string(e.value());
+    return;
+  }
+  auto* copy = new CollectionTable;
+  TableForEach(TableOf(&e).table, [&](const Entry* elem) {
+    copy->table.Insert(Entry::Create(elem->key(), elem->value(), ValueType::kString, kNoDeadline), HashKey(elem->key()));
+  });
+  bytes_.assign(reinterpret_cast<const char*>(&copy), sizeof copy);
+  owns_table_ = true;
+}
+
+ValueCopy& ValueCopy::operator=(ValueCopy&& other) noexcept {
+  if (this == &other) return *this;
+  if (owns_table_) DestroyTable(bytes_);
+  bytes_ = std::move(other.bytes_);
+  type_ = other.type_;
+  encoding_bits_ = other.encoding_bits_;
+  owns_table_ = other.owns_table_;
+  other.owns_table_ = false;
+  return *this;
+}
+
+ValueCopy::~ValueCopy() {
+  if (owns_table_) DestroyTable(bytes_);
+}
+
+bool ParseCanonicalInt(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s.size() == 1 && s[0] == '0') return *out = 0, true;
+  size_t i = 0;
+  bool negative = s[0] == '-';
+  if (negative) ++i;
+  if (i >= s.size() || s[i] < '1' || s[i] > '9') return false;
+  uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(s[i] - '0');
+  }
+  if (negative) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return false;
+    *out = static_cast<int64_t>(uint64_t{0} - v);
+  } else {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v);
+  }
+  return true;
+}
+
+// ---- Hashes ----
+namespace hash {
+
+namespace {
+
+// Finds `field` in a packed hash: the offset of the field's element and of the element
+// after its value (its pair is [*pair_begin, *pair_end)), and the value's offset.
+bool FindPacked(const Entry* e, std::string_view field, size_t* pair_begin, size_t* value_begin, size_t* pair_end) {
+  PackedReader r(e->value());
+  std::string_view f, v;
+  for (;;) {
+    size_t begin = r.offset();
+    if (!r.Next(&f)) return false;
+    size_t vbegin = r.offset();
+    r.Next(&v);
+    if (f == field) {
+      *pair_begin = begin;
+      *value_begin = vbegin;
+      *pair_end = r.offset();
+      return true;
+    }
+  }
+}
+
+Entry* ConvertToTable(Db& db, Entry* e) {
+  auto* t = new CollectionTable;
+  ForEach(e, [&](std::string_view f, std::string_view v) { TableSet(t->table, f, v); });
+  return InstallTable(db, e, t);
+}
+
+}  // namespace
+
+Entry* Create(Db& db, std::string_view key, int64_t now_ms) {
+  Entry* e = db.Put(key, {}, ValueType::kHash, kNoDeadline, now_ms);
+  e->set_collection_encoding(CollectionEncoding::kPacked);
+  return e;
+}
+
+size_t Size(const Entry* e) {
+  if (e->owns_table()) return TableOf(e).table.size();
+  PackedReader r(e->value());
+  std::string_view x;
+  size_t n = 0;
+  while (r.Next(&x)) ++n;
+  return n / 2;
+}
+
+std::optional<std::string_view> Get(const Entry* e, std::string_view field) {
+  if (e->owns_table()) {
+    const Entry* elem = TableOf(e).table.Peek(field, HashKey(field));
+    if (elem == nullptr) return std::nullopt;
+    return elem->value();
+  }
+  PackedReader r(e->value());
+  std::string_view f, v;
+  while (r.Next(&f)) {
+    r.Next(&v);
+    if (f == field) return v;
+  }
+  return std::nullopt;
+}
+
+void ConvertForLengths(Db& db, Entry*& e, std::initializer_list<std::string_view> strings, const CollectionLimits& limits) {
+  if (e->owns_table()) return;
+  for (std::string_view s : strings) {
+    if (s.size() > limits.hash_max_listpack_value) {
+      e = ConvertToTable(db, e);
+      return;
+    }
+  }
+}
+
+bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, const CollectionLimits& limits,
+         bool check_lengths) {
+  if (check_lengths) ConvertForLengths(db, e, {field, value}, limits);
+  if (e->owns_table()) return TableSet(TableOf(e).table, field, value);
+  size_t pair_begin, value_begin, pair_end;
+  std::string encoded;
+  if (FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) {
+    AppendPacked(&encoded, value);
+    e = Splice(db, e, value_begin, pair_end - value_begin, encoded);
+    return false;
+  }
+  encoded.reserve(PackedSize(field) + PackedSize(value));
+  AppendPacked(&encoded, field);
+  AppendPacked(&encoded, value);
+  size_t end = e->value().size();
+  e = Splice(db, e, end, 0, encoded);
+  if (Size(e) > limits.hash_max_listpack_entries) e = ConvertToTable(db, e);
+  return true;
+}
+
+bool Delete(Db& db, Entry*& e, std::string_view field) {
+  if (e->owns_table()) return TableDelete(TableOf(e).table, field);
+  size_t pair_begin, value_begin, pair_end;
+  if (!FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) return false;
+  e = Splice(db, e, pair_begin, pair_end - pair_begin, {});
+  return true;
+}
+
+void ForEach(const Entry* e, const std::function<void(std::string_view, std::string_view)>& fn) {
+  if (e->owns_table()) {
+    TableForEach(TableOf(e).table, [&](const Entry* elem) { fn(elem->key(), elem->value()); });
+    return;
+  }
+  PackedReader r(e->value());
+  std::string_view f, v;
+  while (r.Next(&f)) {
+    r.Next(&v);
+    fn(f, v);
+  }
+}
+
+std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random) {
+  if (e->owns_table()) {
+    const Entry* elem = TableOf(e).table.RandomEntry(random);
+    return {elem->key(), elem->value()};
+  }
+  size_t index = random % Size(e);
+  PackedReader r(e->value());
+  std::string_view f, v;
+  for (size_t i = 0; i <= index; ++i) {
+    r.Next(&f);
+    r.Next(&v);
+  }
+  return {f, v};
+}
+
+}  // namespace hash
+
+// ---- Sets ----
+namespace set {
+
+namespace {
+
+bool FindPacked(const Entry* e, std::string_view member, size_t* begin, size_t* end) {
+  PackedReader r(e->value());
+  std::string_view m;
+  for (;;) {
+    size_t b = r.offset();
+    if (!r.Next(&m)) return false;
+    if (m == member) {
+      *begin = b;
+      *end = r.offset();
+      return true;
+    }
+  }
+}
+
+Entry* ConvertToTable(Db& db, Entry* e) {
+  auto* t = new CollectionTable;
+  ForEach(e, [&](std::string_view m) { TableSet(t->table, m, {}); });
+  return InstallTable(db, e, t);
+}
+
+// An intset that must take a member that is not an integer: packed strings while small.
+Entry* ConvertIntSetForString(Db& db, Entry* e, std::string_view member) {
+  if (Size(e) + 1 > kPackedSetMaxEntries || member.size() > kPackedSetMaxMember) return ConvertToTable(db, e);
+  std::string packed;
+  ForEach(e, [&](std::string_view m) { AppendPacked(&packed, m); });
+  return Rewrite(db, e, packed, CollectionEncoding::kPacked);
+}
+
+bool AddToIntSet(Db& db, Entry*& e, int64_t v) {
+  IntSetView view(e->value());
+  bool found;
+  size_t pos = view.Search(v, &found);
+  if (found) return false;
+  size_t width = WidthFor(v);
+  if (width > view.width) {
+    // Upgrade every member to the wider width; the new value goes at one end.
+    std::string bytes(1, static_cast<char>(width));
+    bytes.reserve(1 + (view.count + 1) * width);
+    if (v < 0) AppendInt(&bytes, v, width);
+    for (size_t i = 0; i < view.count; ++i) AppendInt(&bytes, view.At(i), width);
+    if (v >= 0) AppendInt(&bytes, v, width);
+    e = Rewrite(db, e, bytes, CollectionEncoding::kIntSet);
+    return true;
+  }
+  std::string encoded;
+  AppendInt(&encoded, v, view.width);
+  e = Splice(db, e, 1 + pos * view.width, 0, encoded);
+  return true;
+}
+
+}  // namespace
+
+Entry* Create(Db& db, std::string_view key, std::string_view first_member, int64_t now_ms) {
+  int64_t v;
+  bool ints = ParseCanonicalInt(first_member, &v);
+  Entry* e = db.Put(key, ints ? std::string_view("\x02", 1) : std::string_view(), ValueType::kSet, kNoDeadline, now_ms);
+  e->set_collection_encoding(ints ? CollectionEncoding::kIntSet : CollectionEncoding::kPacked);
+  return e;
+}
+
+size_t Size(const Entry* e) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kTable:
+      return TableOf(e).table.size();
+    case CollectionEncoding::kIntSet:
+      return IntSetView(e->value()).count;
+    case CollectionEncoding::kPacked:
+      break;
+  }
+  PackedReader r(e->value());
+  std::string_view x;
+  size_t n = 0;
+  while (r.Next(&x)) ++n;
+  return n;
+}
+
+bool Contains(const Entry* e, std::string_view member) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kTable:
+      return TableOf(e).table.Peek(member, HashKey(member)) != nullptr;
+    case CollectionEncoding::kIntSet: {
+      int64_t v;
+      if (!ParseCanonicalInt(member, &v)) return false;
+      bool found;
+      IntSetView(e->value()).Search(v, &found);
+      return found;
+    }
+    case CollectionEncoding::kPacked:
+      break;
+  }
+  size_t b, end;
+  return FindPacked(e, member, &b, &end);
+}
+
+bool Add(Db& db, Entry*& e, std::string_view member, const CollectionLimits& limits) {
+  if (e->collection_encoding() == CollectionEncoding::kIntSet) {
+    int64_t v;
+    if (ParseCanonicalInt(member, &v)) {
+      if (!AddToIntSet(db, e, v)) return false;
+      if (Size(e) > limits.set_max_intset_entries) e = ConvertToTable(db, e);
+      return true;
+    }
+    e = ConvertIntSetForString(db, e, member);
+  }
+  if (e->owns_table()) return TableSet(TableOf(e).table, member, {});
+  size_t b, end;
+  if (FindPacked(e, member, &b, &end)) return false;
+  if (member.size() > kPackedSetMaxMember || Size(e) + 1 > kPackedSetMaxEntries) {
+    e = ConvertToTable(db, e);
+    return TableSet(TableOf(e).table, member, {});
+  }
+  std::string encoded;
+  AppendPacked(&encoded, member);
+  e = Splice(db, e, e->value().size(), 0, encoded);
+  return true;
+}
+
+bool Remove(Db& db, Entry*& e, std::string_view member) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kTable:
+      return TableDelete(TableOf(e).table, member);
+    case CollectionEncoding::kIntSet: {
+      int64_t v;
+      if (!ParseCanonicalInt(member, &v)) return false;
+      IntSetView view(e->value());
+      bool found;
+      size_t pos = view.Search(v, &found);
+      if (!found) return false;
+      e = Splice(db, e, 1 + pos * view.width, view.width, {});
+      return true;
+    }
+    case CollectionEncoding::kPacked:
+      break;
+  }
+  size_t b, end;
+  if (!FindPacked(e, member, &b, &end)) return false;
+  e = Splice(db, e, b, end - b, {});
+  return true;
+}
+
+void ForEach(const Entry* e, const std::function<void(std::string_view)>& fn) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kTable:
+      TableForEach(TableOf(e).table, [&](const Entry* elem) { fn(elem->key()); });
+      return;
+    case CollectionEncoding::kIntSet: {
+      IntSetView view(e->value());
+      char buf[24];
+      for (size_t i = 0; i < view.count; ++i) fn(FormatInt(view.At(i), buf));
+      return;
+    }
+    case CollectionEncoding::kPacked:
+      break;
+  }
+  PackedReader r(e->value());
+  std::string_view m;
+  while (r.Next(&m)) fn(m);
+}
+
+std::string_view Random(const Entry* e, uint64_t random, std::string* buffer) {
+  switch (e->collection_encoding()) {
+    case CollectionEncoding::kTable:
+      return TableOf(e).table.RandomEntry(random)->key();
+    case CollectionEncoding::kIntSet: {
+      IntSetView view(e->value());
+      char buf[24];
+      *buffer = std::string(FormatInt(view.At(random % view.count), buf));
+      return *buffer;
+    }
+    case CollectionEncoding::kPacked:
+      break;
+  }
+  size_t index = random % Size(e);
+  PackedReader r(e->value());
+  std::string_view m;
+  for (size_t i = 0; i <= index; ++i) r.Next(&m);
+  return m;
+}
+
+}  // namespace set
+
+uint64_t ScanCollection(const Entry* e, uint64_t cursor, size_t count,
+                        const std::function<void(std::string_view, std::string_view)>& fn) {
+  if (!e->owns_table()) {
+    if (e->type() == ValueType::kHash) {
+      hash::ForEach(e, fn);
+    } else {
+      set::ForEach(e, [&](std::string_view m) { fn(m, {}); });
+    }
+    return 0;
+  }
+  const KvTable& t = TableOf(e).table;
+  size_t emitted = 0;
+  // Ten buckets per requested element at most, as Redis bounds one step.
+  size_t budget = count > SIZE_MAX / 10 ? SIZE_MAX : count * 10;
+  do {
+    cursor = t.Scan(cursor, [&](const Entry* elem) {
+      fn(elem->key(), elem->value());
+      ++emitted;
+    });
+  } while (cursor != 0 && emitted < count && --budget > 0);
+  return cursor;
+}
+
+}  // namespace lapse::engine
