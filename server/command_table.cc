@@ -60,6 +60,7 @@ CommandTable BuildCommandTable() {
   RegisterConnectionCommands(table);
   RegisterServerCommands(table);
   RegisterStringCommands(table);
+  RegisterBitCommands(table);
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
   RegisterTransactionCommands(table);
