@@ -176,13 +176,13 @@ struct FieldOp {
   bitops::Overflow overflow;
 };
 
-// i1..i64 or u1..u63, either case.
+// i1..i64 or u1..u63; Redis 7.0 takes the letter in lower case only.
 bool ParseFieldType(std::string_view arg, bool* is_signed, unsigned* bits) {
   std::string_view t = protocol::AsCString(arg);
   if (t.empty()) return false;
-  if (t[0] == 'i' || t[0] == 'I') {
+  if (t[0] == 'i') {
     *is_signed = true;
-  } else if (t[0] == 'u' || t[0] == 'U') {
+  } else if (t[0] == 'u') {
     *is_signed = false;
   } else {
     return false;
