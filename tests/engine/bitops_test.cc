@@ -170,7 +170,9 @@ TEST(BitopsTest, FieldsRoundTripRandomly) {
     uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
     ASSERT_EQ(GetUnsignedField(s, offset, bits), value & mask);
     for (uint64_t b = 0; b < 192; ++b) {  // nothing outside the field changed
-      if (b < offset || b >= offset + bits) ASSERT_EQ(GetBit(s, b), GetBit(before, b));
+      if (b < offset || b >= offset + bits) {
+        ASSERT_EQ(GetBit(s, b), GetBit(before, b));
+      }
     }
   }
 }
@@ -186,8 +188,8 @@ TEST(BitopsTest, OverflowMatchesWideArithmetic) {
     int64_t limit = 0;
     int expect = sum > smax ? 1 : sum < smin ? -1 : 0;
     ASSERT_EQ(CheckSignedOverflow(value, incr, bits, Overflow::kSat, &limit), expect) << bits << " " << value << " " << incr;
-    if (expect) ASSERT_EQ(limit, expect > 0 ? smax : smin);
     if (expect) {
+      ASSERT_EQ(limit, expect > 0 ? smax : smin);
       CheckSignedOverflow(value, incr, bits, Overflow::kWrap, &limit);
       __int128 span = __int128{1} << bits;
       __int128 wrapped = ((sum - smin) % span + span) % span + smin;
@@ -200,8 +202,8 @@ TEST(BitopsTest, OverflowMatchesWideArithmetic) {
     uint64_t ulimit = 0;
     int uexpect = usum > static_cast<__int128>(umax) ? 1 : usum < 0 ? -1 : 0;
     ASSERT_EQ(CheckUnsignedOverflow(uvalue, incr, bits, Overflow::kSat, &ulimit), uexpect);
-    if (uexpect) ASSERT_EQ(ulimit, uexpect > 0 ? umax : 0u);
     if (uexpect) {
+      ASSERT_EQ(ulimit, uexpect > 0 ? umax : 0u);
       CheckUnsignedOverflow(uvalue, incr, bits, Overflow::kWrap, &ulimit);
       ASSERT_EQ(ulimit, static_cast<uint64_t>(usum) & umax);
     }
