@@ -294,3 +294,31 @@ def test_big_bitmaps_count_and_search(raw):
     assert raw.call("BITCOUNT", "big", 4096, -1, "BIT") == len(offsets) - 2
     assert raw.call("SETBIT", "big", (1 << 25) - 1, 0) == 1
     assert raw.call("BITPOS", "big", 1, -1000) == -1
+
+
+HIT_COMMANDS = [("GETBIT", "a", "1"), ("GETBIT", "n", "1"), ("SETBIT", "a", "1", "1"), ("SETBIT", "n", "1", "1"),
+                ("BITCOUNT", "a"), ("BITCOUNT", "q"), ("BITPOS", "a", "1"), ("BITPOS", "q", "1"),
+                ("BITOP", "AND", "d", "a", "q"), ("BITFIELD", "a", "GET", "u8", "0"),
+                ("BITFIELD", "a", "SET", "u8", "0", "1"), ("BITFIELD_RO", "q", "GET", "u8", "0"),
+                ("LCS", "a", "q"), ("LCS", "a", "b", "LEN")]
+
+
+def keyspace_counts(port):
+    c = RawClient(port)
+    try:
+        c.call("FLUSHALL")
+        c.call("SET", "a", "x")
+        c.call("CONFIG", "RESETSTAT")
+        for cmd in HIT_COMMANDS:
+            c.call_raw(*cmd)
+        stats = c.call("INFO", "stats").decode()
+        return {k: v for k, v in (line.split(":", 1) for line in stats.split("\r\n") if line.startswith("keyspace_"))}
+    finally:
+        c.close()
+
+
+@needs_redis
+def test_keyspace_hits_and_misses_as_redis(server, redis_server):
+    """Reads count hits and misses as Redis's lookupKeyRead does; writes (SETBIT, BITFIELD with
+    a SET) look up without counting."""
+    assert keyspace_counts(server.port) == keyspace_counts(redis_server.port)
