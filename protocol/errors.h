@@ -42,6 +42,22 @@ inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB
 inline constexpr std::string_view kNxXxGtLt = "ERR NX and XX, GT or LT options at the same time are not compatible";
 inline constexpr std::string_view kGtLtNx = "ERR GT and LT options at the same time are not compatible";
 
+// Bitmaps and LCS.
+inline constexpr std::string_view kBitOffset = "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kBitValue = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kBitArgument = "ERR The bit argument must be 1 or 0.";
+inline constexpr std::string_view kBitfieldType =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+inline constexpr std::string_view kBitfieldOverflow = "ERR Invalid OVERFLOW type specified";
+inline constexpr std::string_view kBitfieldReadOnly = "ERR BITFIELD_RO only supports the GET subcommand";
+inline constexpr std::string_view kBitopNot = "ERR BITOP NOT must be called with a single source key.";
+inline constexpr std::string_view kLcsNotStrings = "ERR The specified keys must contain string values";
+inline constexpr std::string_view kLcsIdxAndLen = "ERR If you want both the length and indexes, please just use IDX.";
+inline constexpr std::string_view kLcsTooLong = "ERR String too long for LCS";
+inline constexpr std::string_view kLcsTableTooBig =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+inline constexpr std::string_view kLcsNoMemory = "ERR Insufficient memory, failed allocating transient memory for LCS";
+
 inline constexpr std::string_view kSlowlogCount = "ERR count should be greater than or equal to -1";
 inline constexpr std::string_view kClusterDisabled = "ERR This instance has cluster support disabled";
 inline constexpr std::string_view kTimeoutNotInteger = "ERR timeout is not an integer or out of range";

@@ -62,6 +62,7 @@ CommandTable BuildCommandTable() {
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);
+  RegisterBitCommands(table);
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
   RegisterTransactionCommands(table);

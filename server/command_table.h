@@ -183,6 +183,7 @@ inline bool ArityOk(const CommandSpec& spec, size_t argc) { return ArityOk(spec.
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
+void RegisterBitCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);

@@ -54,6 +54,11 @@ INTS = ["0", "1", "-1", "5", "-100", "9223372036854775807", "-922337203685477580
 FLOATS = ["0", "1.5", "-2", "0.1", "1e3", "3.0e-2", "-0.3", "10.5", "abc", "inf", "5e-324", "1e308", "-1e308", "0x10"]
 FIELDS = ["f", "g", "h", "1", "-2", "", "x" * 70]
 MEMBERS = ["1", "2", "3", "-1", "10", "70000", "9223372036854775807", "007", "a", "b", "abc", "", "x" * 70]
+# Bit offsets stay small: an offset near 2^32 would make both servers allocate 512 MB.
+BIT_OFFSETS = ["0", "1", "7", "8", "13", "63", "64", "100", "399", "-1", "x", "4294967296", "#1"]
+BITFIELD_TYPES = ["i1", "u1", "i5", "u7", "i8", "u8", "I16", "u16", "i63", "u63", "i64", "u64", "i0", "x8", "i65"]
+BITFIELD_OFFSETS = ["0", "3", "9", "#1", "#3", "31", "100", "-1", "#-1", "x"]
+BITFIELD_VALUES = INTS[:7] + ["127", "128", "-129", "255", "300", "-300", "65535"]
 PATTERNS = ["*", "a*", "?", "[ab]", "*x", "n", "[^a]*", "k*", "\\*", "{a}*"]
 
 
@@ -153,6 +158,40 @@ class Generator:
                 flags.append(self.rng.choice(["NX", "XX", "GT", "LT", "FOO"]))
         return [name, self.key(), amount] + flags
 
+    def bit_range(self, units):
+        """BITCOUNT/BITPOS's optional [start [end [BYTE|BIT]]], with junk now and then."""
+        r = self.rng.random()
+        n = 0 if r < 0.35 else 1 if r < 0.45 else 2 if r < 0.75 else 3 if r < 0.97 else 4
+        parts = [str(self.rng.randint(-20, 20)) if self.rng.random() < 0.95 else "x" for _ in range(min(n, 2))]
+        if n >= 3:
+            parts.append(self.rng.choice(units))
+        if n >= 4:
+            parts.append("1")
+        return parts
+
+    def bitfield_command(self):
+        rng = self.rng
+        name = "BITFIELD_RO" if rng.random() < 0.2 else "BITFIELD"
+        cmd = [name, self.key()]
+        for _ in range(rng.randint(0, 4)):
+            op = rng.choice(["GET", "GET", "SET", "INCRBY", "INCRBY", "OVERFLOW"] if name == "BITFIELD"
+                            else ["GET", "GET", "GET", "SET"])
+            if op == "OVERFLOW":
+                cmd += [op, rng.choice(["WRAP", "SAT", "FAIL", "fail", "SAT", "BAD"])]
+                continue
+            cmd += [op, rng.choice(BITFIELD_TYPES) if rng.random() < 0.9 else "i8",
+                    rng.choice(BITFIELD_OFFSETS) if rng.random() < 0.9 else "0"]
+            if op != "GET":
+                cmd.append(rng.choice(BITFIELD_VALUES))
+        return cmd
+
+    def lcs_command(self):
+        opts = []
+        for _ in range(self.rng.randint(0, 3)):
+            opt = self.rng.choice(["LEN", "IDX", "IDX", "WITHMATCHLEN", "MINMATCHLEN", "FOO"])
+            opts += [opt, self.rng.choice(["0", "1", "2", "3", "-1", "x"])] if opt == "MINMATCHLEN" else [opt]
+        return ["LCS", self.key(), self.key()] + opts
+
     def command(self):
         rng = self.rng
         k = self.key
@@ -177,6 +216,14 @@ class Generator:
             (3, lambda: ["INCRBY", k(), rng.choice(INTS)]),
             (2, lambda: ["DECRBY", k(), rng.choice(INTS)]),
             (3, lambda: ["INCRBYFLOAT", k(), rng.choice(FLOATS)]),
+            (2, lambda: ["SETBIT", k(), rng.choice(BIT_OFFSETS), rng.choice(["0", "1", "1", "2", "-1", "x"])]),
+            (2, lambda: ["GETBIT", k(), rng.choice(BIT_OFFSETS)]),
+            (2, lambda: ["BITCOUNT", k()] + self.bit_range(["BYTE", "BIT", "bit", "BITS"])),
+            (2, lambda: ["BITPOS", k(), rng.choice(["0", "1", "1", "0", "2", "x"])]
+             + self.bit_range(["BYTE", "BIT", "bit", "BITS"])),
+            (2, lambda: ["BITOP", rng.choice(["AND", "OR", "XOR", "NOT", "not", "FOO"]), k()] + self.keys(1, 3)),
+            (3, self.bitfield_command),
+            (2, self.lcs_command),
             (3, lambda: ["DEL"] + self.keys()),
             (1, lambda: ["UNLINK"] + self.keys()),
             (3, lambda: ["EXISTS"] + self.keys()),
@@ -414,7 +461,8 @@ def test_generator_is_seeded_and_covers_every_command():
                      "INCRBYFLOAT", "DEL", "UNLINK", "EXISTS", "TYPE", "TOUCH", "RENAME", "RENAMENX", "COPY",
                      "MOVE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "TTL", "PTTL", "EXPIRETIME",
                      "PEXPIRETIME", "PERSIST", "KEYS", "SCANALL", "RANDOMKEY", "DBSIZE", "SELECT", "SWAPDB",
-                     "FLUSHDB", "OBJECT", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"}
+                     "FLUSHDB", "OBJECT", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SETBIT", "GETBIT",
+                     "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "LCS"}
 
 
 def test_shrink_finds_a_minimal_failing_subsequence():
