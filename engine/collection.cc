@@ -57,8 +57,10 @@ Entry* InstallTable(Db& db, Entry* e, CollectionTable* table) {
 
 // ---- Tables ----
 
-// Sets `name` to `value` in a table; returns true when it is new.
-bool TableSet(KvTable& t, std::string_view name, std::string_view value) {
+// Sets `name` to `value` in a table; returns true when it is new. An existing element's
+// deadline is cleared unless `keep_ttl`.
+bool TableSet(CollectionTable& ct, std::string_view name, std::string_view value, bool keep_ttl = false) {
+  KvTable& t = ct.table;
   uint64_t h = HashKey(name);
   Entry** link = t.FindLink(name, h);
   if (link == nullptr) {
@@ -66,19 +68,24 @@ bool TableSet(KvTable& t, std::string_view name, std::string_view value) {
     return true;
   }
   Entry* old = *link;
+  int64_t deadline = keep_ttl ? old->deadline() : kNoDeadline;
+  if (!keep_ttl && old->deadline() != kNoDeadline) --ct.volatile_fields;
   if (value.size() <= old->value_capacity() && old->value_capacity() <= 2 * value.size() + 32) {
     if (!value.empty()) std::memmove(old->mutable_value(), value.data(), value.size());
     old->set_value_len(static_cast<uint32_t>(value.size()));
+    old->set_deadline(deadline);
   } else {
-    Entry::Destroy(t.ReplaceAt(link, Entry::Create(name, value, ValueType::kString, kNoDeadline)));
+    Entry::Destroy(t.ReplaceAt(link, Entry::Create(name, value, ValueType::kString, deadline)));
   }
   return false;
 }
 
-bool TableDelete(KvTable& t, std::string_view name) {
-  Entry** link = t.FindLink(name, HashKey(name));
+bool TableDelete(CollectionTable& ct, std::string_view name) {
+  Entry** link = ct.table.FindLink(name, HashKey(name));
   if (link == nullptr) return false;
-  Entry::Destroy(t.UnlinkAt(link));
+  Entry* gone = ct.table.UnlinkAt(link);
+  if (gone->deadline() != kNoDeadline) --ct.volatile_fields;
+  Entry::Destroy(gone);
   return true;
 }
 
@@ -222,9 +229,13 @@ ValueCopy::ValueCopy(const Entry& e) : type_(e.type()), encoding_bits_(e.encodin
     bytes_ = std::string(e.value());
     return;
   }
+  const CollectionTable& from = TableOf(&e);
   auto* copy = new CollectionTable;
-  TableForEach(TableOf(&e).table, [&](const Entry* elem) {
-    copy->table.Insert(Entry::Create(elem->key(), elem->value(), ValueType::kString, kNoDeadline), HashKey(elem->key()));
+  copy->volatile_fields = from.volatile_fields;
+  copy->next_field_deadline = from.next_field_deadline;
+  copy->last_field_deadline = from.last_field_deadline;
+  TableForEach(from.table, [&](const Entry* elem) {
+    copy->table.Insert(Entry::Create(elem->key(), elem->value(), ValueType::kString, elem->deadline()), HashKey(elem->key()));
   });
   bytes_.assign(reinterpret_cast<const char*>(&copy), sizeof copy);
   owns_table_ = true;
@@ -294,7 +305,7 @@ bool FindPacked(const Entry* e, std::string_view field, size_t* pair_begin, size
 
 Entry* ConvertToTable(Db& db, Entry* e) {
   auto* t = new CollectionTable;
-  ForEach(e, [&](std::string_view f, std::string_view v) { TableSet(t->table, f, v); });
+  ForEach(e, [&](std::string_view f, std::string_view v) { TableSet(*t, f, v); });
   return InstallTable(db, e, t);
 }
 
@@ -341,9 +352,9 @@ void ConvertForLengths(Db& db, Entry*& e, std::initializer_list<std::string_view
 }
 
 bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, const CollectionLimits& limits,
-         bool check_lengths) {
+         bool check_lengths, bool keep_ttl) {
   if (check_lengths) ConvertForLengths(db, e, {field, value}, limits);
-  if (e->owns_table()) return TableSet(TableOf(e).table, field, value);
+  if (e->owns_table()) return TableSet(TableOf(e), field, value, keep_ttl);
   size_t pair_begin, value_begin, pair_end;
   std::string encoded;
   if (FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) {
@@ -361,7 +372,7 @@ bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, cons
 }
 
 bool Delete(Db& db, Entry*& e, std::string_view field) {
-  if (e->owns_table()) return TableDelete(TableOf(e).table, field);
+  if (e->owns_table()) return TableDelete(TableOf(e), field);
   size_t pair_begin, value_begin, pair_end;
   if (!FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) return false;
   e = Splice(db, e, pair_begin, pair_end - pair_begin, {});
@@ -396,6 +407,100 @@ std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t ra
   return {f, v};
 }
 
+int SetFieldDeadline(Db& db, Entry*& e, std::string_view field, int64_t deadline_ms, TtlCondition cond,
+                     int64_t now_ms, const CollectionLimits& limits) {
+  if (!Get(e, field)) return -2;
+  if (!e->owns_table()) e = ConvertToTable(db, e);
+  CollectionTable& ct = TableOf(e);
+  uint64_t h = HashKey(field);
+  Entry** link = ct.table.FindLink(field, h);
+  int64_t previous = (*link)->deadline();
+  bool has = previous != kNoDeadline;
+  if ((cond == TtlCondition::kNx && has) || (cond == TtlCondition::kXx && !has) ||
+      (cond == TtlCondition::kGt && (!has || deadline_ms <= previous)) ||
+      (cond == TtlCondition::kLt && has && deadline_ms >= previous))
+    return 0;
+  if (deadline_ms <= now_ms) {
+    TableDelete(ct, field);
+    return 2;
+  }
+  Entry* elem = *link;
+  if (elem->has_deadline_slot()) {
+    elem->set_deadline(deadline_ms);
+  } else {
+    Entry* fresh = Entry::Create(elem->key(), elem->value(), ValueType::kString, deadline_ms);
+    Entry::Destroy(ct.table.ReplaceAt(link, fresh));
+  }
+  if (!has) ++ct.volatile_fields;
+  if (ct.next_field_deadline == kNoDeadline || deadline_ms < ct.next_field_deadline) {
+    ct.next_field_deadline = deadline_ms;
+    db.ScheduleFieldExpiry(e->key(), deadline_ms);
+  }
+  ct.last_field_deadline = std::max(ct.last_field_deadline, deadline_ms);
+  return 1;
+}
+
+int64_t FieldDeadline(const Entry* e, std::string_view field) {
+  if (!e->owns_table()) return Get(e, field) ? -1 : -2;
+  const Entry* elem = TableOf(e).table.Peek(field, HashKey(field));
+  if (elem == nullptr) return -2;
+  return elem->deadline() == kNoDeadline ? -1 : elem->deadline();
+}
+
+int PersistField(Entry* e, std::string_view field) {
+  int64_t d = FieldDeadline(e, field);
+  if (d < 0) return static_cast<int>(d);
+  CollectionTable& ct = TableOf(e);
+  Entry** link = ct.table.FindLink(field, HashKey(field));
+  (*link)->set_deadline(kNoDeadline);
+  --ct.volatile_fields;
+  return 1;
+}
+
+bool HasDueFields(const Entry* e, int64_t now_ms) {
+  if (e->type() != ValueType::kHash || !e->owns_table()) return false;
+  const CollectionTable& ct = TableOf(e);
+  return ct.volatile_fields > 0 && ct.next_field_deadline <= now_ms;
+}
+
+bool AllFieldsExpired(const Entry* e, int64_t now_ms) {
+  if (e->type() != ValueType::kHash || !e->owns_table()) return false;
+  const CollectionTable& ct = TableOf(e);
+  if (ct.volatile_fields == 0 || ct.volatile_fields < ct.table.size() || ct.next_field_deadline > now_ms) return false;
+  if (ct.last_field_deadline <= now_ms) return true;
+  bool all = true;
+  TableForEach(ct.table, [&](const Entry* elem) {
+    if (elem->deadline() == kNoDeadline || elem->deadline() > now_ms) all = false;
+  });
+  return all;
+}
+
+size_t PurgeDueFields(Entry* e, int64_t now_ms) {
+  CollectionTable& ct = TableOf(e);
+  std::vector<std::string> due;
+  int64_t next = kNoDeadline, last = kNoDeadline;
+  TableForEach(ct.table, [&](const Entry* elem) {
+    int64_t d = elem->deadline();
+    if (d == kNoDeadline) return;
+    if (d <= now_ms) {
+      due.emplace_back(elem->key());
+      return;
+    }
+    if (next == kNoDeadline || d < next) next = d;
+    last = std::max(last, d);
+  });
+  for (const std::string& f : due) TableDelete(ct, f);
+  ct.next_field_deadline = next;
+  ct.last_field_deadline = last;
+  return due.size();
+}
+
+int64_t NextFieldDeadline(const Entry* e) {
+  if (e->type() != ValueType::kHash || !e->owns_table()) return kNoDeadline;
+  const CollectionTable& ct = TableOf(e);
+  return ct.volatile_fields > 0 ? ct.next_field_deadline : kNoDeadline;
+}
+
 }  // namespace hash
 
 // ---- Sets ----
@@ -419,7 +524,7 @@ bool FindPacked(const Entry* e, std::string_view member, size_t* begin, size_t* 
 
 Entry* ConvertToTable(Db& db, Entry* e) {
   auto* t = new CollectionTable;
-  ForEach(e, [&](std::string_view m) { TableSet(t->table, m, {}); });
+  ForEach(e, [&](std::string_view m) { TableSet(*t, m, {}); });
   return InstallTable(db, e, t);
 }
 
@@ -507,12 +612,12 @@ bool Add(Db& db, Entry*& e, std::string_view member, const CollectionLimits& lim
     }
     e = ConvertIntSetForString(db, e, member);
   }
-  if (e->owns_table()) return TableSet(TableOf(e).table, member, {});
+  if (e->owns_table()) return TableSet(TableOf(e), member, {});
   size_t b, end;
   if (FindPacked(e, member, &b, &end)) return false;
   if (member.size() > kPackedSetMaxMember || Size(e) + 1 > kPackedSetMaxEntries) {
     e = ConvertToTable(db, e);
-    return TableSet(TableOf(e).table, member, {});
+    return TableSet(TableOf(e), member, {});
   }
   std::string encoded;
   AppendPacked(&encoded, member);
@@ -523,7 +628,7 @@ bool Add(Db& db, Entry*& e, std::string_view member, const CollectionLimits& lim
 bool Remove(Db& db, Entry*& e, std::string_view member) {
   switch (e->collection_encoding()) {
     case CollectionEncoding::kTable:
-      return TableDelete(TableOf(e).table, member);
+      return TableDelete(TableOf(e), member);
     case CollectionEncoding::kIntSet: {
       int64_t v;
       if (!ParseCanonicalInt(member, &v)) return false;

@@ -52,8 +52,15 @@ struct CollectionLimits {
 inline constexpr size_t kPackedSetMaxEntries = 128;
 inline constexpr size_t kPackedSetMaxMember = 64;
 
+// A field's TTL (HEXPIRE) lives in its element entry's deadline slot (8 bytes) and costs one
+// 8-byte record in its Db's timing wheel per scheduled deadline: the wheel holds the key's
+// hash, and when it fires the hash drops its due fields and files its next deadline. Only
+// tables carry field TTLs (a packed hash converts on the first HEXPIRE).
 struct CollectionTable {
   KvTable table;
+  size_t volatile_fields = 0;               // elements with a deadline
+  int64_t next_field_deadline = kNoDeadline;  // <= every field deadline (a lower bound)
+  int64_t last_field_deadline = kNoDeadline;  // >= every field deadline (an upper bound)
 };
 
 // For Entry::Destroy: frees the table whose pointer `pointer_bytes` holds.
@@ -113,8 +120,9 @@ size_t Size(const Entry* e);
 std::optional<std::string_view> Get(const Entry* e, std::string_view field);
 // Sets `field`; returns true when it is new. With `check_lengths`, a field or value longer
 // than hash-max-listpack-value converts a packed hash first (Redis's hashTypeTryConversion).
+// A field's TTL is cleared by a new value (HSET) unless `keep_ttl` (HINCRBY).
 bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, const CollectionLimits& limits,
-         bool check_lengths = true);
+         bool check_lengths = true, bool keep_ttl = false);
 // Converts a packed hash to a table when any of `strings` is longer than the limit.
 void ConvertForLengths(Db& db, Entry*& e, std::initializer_list<std::string_view> strings, const CollectionLimits& limits);
 bool Delete(Db& db, Entry*& e, std::string_view field);
@@ -122,6 +130,25 @@ bool Delete(Db& db, Entry*& e, std::string_view field);
 void ForEach(const Entry* e, const std::function<void(std::string_view field, std::string_view value)>& fn);
 // A random field (and its value); the hash must not be empty.
 std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random);
+
+// ---- Field TTLs (Redis 7.4's HEXPIRE family) ----
+enum class TtlCondition { kAlways, kNx, kXx, kGt, kLt };
+// HEXPIRE's per-field answer: -2 no such field, 0 condition not met, 1 set, 2 deleted
+// (a deadline <= now). The caller deletes the key when the hash is left empty.
+int SetFieldDeadline(Db& db, Entry*& e, std::string_view field, int64_t deadline_ms, TtlCondition cond,
+                     int64_t now_ms, const CollectionLimits& limits);
+// -2 no such field, -1 no deadline, else the field's deadline.
+int64_t FieldDeadline(const Entry* e, std::string_view field);
+// HPERSIST's answer: -2 no such field, -1 no deadline, 1 removed.
+int PersistField(Entry* e, std::string_view field);
+// When a field deadline is due: some field may be gone at now_ms.
+bool HasDueFields(const Entry* e, int64_t now_ms);
+// When every field is gone at now_ms (the hash then counts as expired).
+bool AllFieldsExpired(const Entry* e, int64_t now_ms);
+// Deletes the fields due at now_ms; returns how many.
+size_t PurgeDueFields(Entry* e, int64_t now_ms);
+// The earliest field deadline to file in the wheel, kNoDeadline when none.
+int64_t NextFieldDeadline(const Entry* e);
 
 }  // namespace hash
 

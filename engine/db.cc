@@ -41,7 +41,14 @@ Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
     ++expiry_stats_.expired_lazily;
     return nullptr;
   }
+  if (engine::hash::HasDueFields(e, now_ms)) [[unlikely]] PurgeDueFields(e, hash, now_ms);
   return e;
+}
+
+void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
+  if (engine::hash::PurgeDueFields(e, now_ms) > 0) Touch(e->key());
+  int64_t next = engine::hash::NextFieldDeadline(e);
+  if (next != kNoDeadline) wheel_.Schedule(hash, next);
 }
 
 Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms, int64_t now_ms) {
@@ -149,6 +156,7 @@ void Db::Adopt(Entry* entry, int64_t now_ms) {
   uint64_t hash = HashKey(entry->key());
   table_.Insert(entry, hash);
   Track(entry, hash);
+  TrackFields(entry);
   Touch(entry->key());
 }
 
@@ -157,17 +165,25 @@ bool Db::Reclaim(int64_t now_ms, size_t max_records) {
     std::optional<int64_t> found;
     table_.ForEachInBucketOf(hash, [&](Entry** link) {
       const Entry* e = *link;
-      int64_t d = e->deadline();
-      if (d >= start && d < end && HashKey(e->key()) == hash) found = d;
+      if (HashKey(e->key()) != hash) return false;
+      // A hash's record may stand for its key's deadline or for its next field deadline.
+      for (int64_t d : {e->deadline(), engine::hash::NextFieldDeadline(e)}) {
+        if (d != kNoDeadline && d >= start && d < end && (!found || d < *found)) found = d;
+      }
       return false;
     });
     return found;
   };
   auto on_due = [this, now_ms](uint64_t hash) {
     table_.ForEachInBucketOf(hash, [&](Entry** link) {
-      const Entry* e = *link;
-      if (!IsExpired(e, now_ms) || HashKey(e->key()) != hash) return false;
-      uint64_t lag = static_cast<uint64_t>(now_ms - e->deadline());
+      Entry* e = *link;
+      if (HashKey(e->key()) != hash) return false;
+      if (!IsExpired(e, now_ms)) {
+        if (engine::hash::HasDueFields(e, now_ms)) PurgeDueFields(e, hash, now_ms);
+        return false;
+      }
+      int64_t due = e->deadline() != kNoDeadline && e->deadline() <= now_ms ? e->deadline() : now_ms;
+      uint64_t lag = static_cast<uint64_t>(now_ms - due);
       expiry_stats_.expired_lag_sum_ms += lag;
       expiry_stats_.expired_lag_max_ms = std::max(expiry_stats_.expired_lag_max_ms, lag);
       DestroyExpired(table_.UnlinkAt(link));

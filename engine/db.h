@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/collection.h"
 #include "engine/entry.h"
 #include "engine/hash.h"
 #include "engine/kv_table.h"
@@ -64,6 +65,15 @@ class Db {
   Entry* Extract(std::string_view key, int64_t now_ms);
   // Links an entry taken from Extract() (its key must be absent); files its deadline.
   void Adopt(Entry* entry, int64_t now_ms);
+
+  // Files a field deadline of the hash under `key` (engine/collection.h): when it comes up,
+  // Reclaim deletes the hash's due fields.
+  void ScheduleFieldExpiry(std::string_view key, int64_t deadline_ms) { wheel_.Schedule(HashKey(key), deadline_ms); }
+  // Files the next field deadline of a hash entry that arrived whole (COPY, RENAME).
+  void TrackFields(const Entry* e) {
+    int64_t d = engine::hash::NextFieldDeadline(e);
+    if (d != kNoDeadline) ScheduleFieldExpiry(e->key(), d);
+  }
 
   // Background expiry: deletes due keys, oldest deadline first, handling at most
   // `max_records` wheel records. Returns true while more are due at or before now_ms.
@@ -125,10 +135,13 @@ class Db {
   void RehashStep(size_t buckets) { table_.RehashStep(buckets); }
 
  private:
+  // A key is expired at its own deadline, and a hash also once every field has expired.
   static bool IsExpired(const Entry* e, int64_t now_ms) {
     int64_t d = e->deadline();
-    return d != kNoDeadline && d <= now_ms;
+    return (d != kNoDeadline && d <= now_ms) || engine::hash::AllFieldsExpired(e, now_ms);
   }
+  // Deletes a live hash's due fields and files its next field deadline.
+  void PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms);
   // Stored (perhaps expired, not yet deleted): Redis's dictFind, which WATCH's rules use.
   bool Stored(std::string_view key) const { return table_.Peek(key, HashKey(key)) != nullptr; }
   bool StoredButExpired(std::string_view key, int64_t now_ms) const;

@@ -135,7 +135,7 @@ void CmdHIncrBy(ShardCommand& c) {
   value += incr;
   std::string text = std::to_string(value);
   ChargeWrite(c.charge, old.has_value(), c.args[2].size() + text.size());
-  hash::Set(c.db, e, c.args[2], text, limits);
+  hash::Set(c.db, e, c.args[2], text, limits, true, /*keep_ttl=*/true);
   c.db.Touch(c.args[1]);
   c.reply.Integer(value);
 }
@@ -159,7 +159,7 @@ void CmdHIncrByFloat(ShardCommand& c) {
   if (std::isnan(value) || std::isinf(value)) return fail(errors::kNanOrInfinity);
   std::string text = FormatLongDouble(value);
   ChargeWrite(c.charge, old.has_value(), c.args[2].size() + text.size());
-  hash::Set(c.db, e, c.args[2], text, limits);
+  hash::Set(c.db, e, c.args[2], text, limits, true, /*keep_ttl=*/true);
   c.db.Touch(c.args[1]);
   c.reply.Bulk(text);
 }
@@ -329,6 +329,125 @@ void CmdHScan(ShardCommand& c) {
   }
 }
 
+// ---- Field TTLs: Redis 7.4's HEXPIRE family ----
+
+// Redis 7.4 keeps field deadlines below 2^48 ms.
+constexpr int64_t kMaxFieldDeadline = (int64_t{1} << 48) - 1;
+
+// Parses `FIELDS n field...` from args[at]; false (and the reply sent) when malformed.
+bool ParseFields(ShardCommand& c, size_t at, size_t* first_field) {
+  if (at >= c.args.size() || !protocol::EqualsIgnoreCase(AsCString(c.args[at]), "FIELDS"))
+    return c.reply.Error("ERR Mandatory argument FIELDS is missing or not at the right position"), false;
+  int64_t n = 0;
+  if (at + 1 >= c.args.size() || !protocol::ParseInt64(c.args[at + 1], &n) || n < 1)
+    return c.reply.Error("ERR Parameter `numFields` should be greater than 0"), false;
+  if (n != static_cast<int64_t>(c.args.size() - at - 2))
+    return c.reply.Error("ERR The `numfields` parameter must match the number of arguments"), false;
+  *first_field = at + 2;
+  return true;
+}
+
+// HEXPIRE / HPEXPIRE / HEXPIREAT / HPEXPIREAT key time [NX|XX|GT|LT] FIELDS n field...
+void HExpireGeneric(ShardCommand& c, const char* name, TimeUnit unit, bool absolute) {
+  bool wrong = false;
+  Entry* e = FindHash(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  int64_t amount = 0;
+  if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
+  if (amount < 0) return c.reply.Error("ERR invalid expire time, must be >= 0");
+  std::string invalid = std::string("ERR invalid expire time in '") + name + "' command";
+  if (unit == TimeUnit::kSeconds) {
+    if (amount > kMaxFieldDeadline / 1000) return c.reply.Error(invalid);
+    amount *= 1000;
+  }
+  int64_t base = absolute ? 0 : c.now_ms;
+  if (amount > kMaxFieldDeadline - base) return c.reply.Error(invalid);
+  int64_t deadline = base + amount;
+  size_t at = 3;
+  hash::TtlCondition cond = hash::TtlCondition::kAlways;
+  if (at < c.args.size()) {
+    std::string_view opt = AsCString(c.args[at]);
+    constexpr std::pair<const char*, hash::TtlCondition> kConditions[] = {
+        {"NX", hash::TtlCondition::kNx}, {"XX", hash::TtlCondition::kXx}, {"GT", hash::TtlCondition::kGt},
+        {"LT", hash::TtlCondition::kLt}};
+    for (auto& [word, value] : kConditions) {
+      if (protocol::EqualsIgnoreCase(opt, word)) {
+        cond = value;
+        ++at;
+        break;
+      }
+    }
+  }
+  size_t first = 0;
+  if (!ParseFields(c, at, &first)) return;
+  c.reply.ArrayHeader(c.args.size() - first);
+  engine::CollectionLimits limits = c.server.collection_limits();
+  bool changed = false;
+  for (size_t i = first; i < c.args.size(); ++i) {
+    int result = e ? hash::SetFieldDeadline(c.db, e, c.args[i], deadline, cond, c.now_ms, limits) : -2;
+    changed |= result > 0;
+    c.charge.Add(result > 0 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
+    c.reply.Integer(result);
+  }
+  if (changed) {
+    c.db.Touch(c.args[1]);
+    DeleteIfEmpty(c, e);
+  }
+}
+
+void CmdHExpire(ShardCommand& c) { HExpireGeneric(c, "hexpire", TimeUnit::kSeconds, false); }
+void CmdHPExpire(ShardCommand& c) { HExpireGeneric(c, "hpexpire", TimeUnit::kMilliseconds, false); }
+void CmdHExpireAt(ShardCommand& c) { HExpireGeneric(c, "hexpireat", TimeUnit::kSeconds, true); }
+void CmdHPExpireAt(ShardCommand& c) { HExpireGeneric(c, "hpexpireat", TimeUnit::kMilliseconds, true); }
+
+enum class TtlForm { kTtl, kPTtl, kExpireTime, kPExpireTime };
+
+// HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME key FIELDS n field...
+void HTtlGeneric(ShardCommand& c, TtlForm form) {
+  bool wrong = false;
+  Entry* e = FindHash(c, &wrong, Lookup::kRead);
+  if (wrong) return;
+  size_t first = 0;
+  if (!ParseFields(c, 2, &first)) return;
+  c.reply.ArrayHeader(c.args.size() - first);
+  for (size_t i = first; i < c.args.size(); ++i) {
+    int64_t d = e ? hash::FieldDeadline(e, c.args[i]) : -2;
+    c.charge.Add(engine::RuOp::kRead, c.args[i].size());
+    if (d < 0) {
+      c.reply.Integer(d);
+      continue;
+    }
+    switch (form) {
+      case TtlForm::kTtl: c.reply.Integer((d - c.now_ms + 999) / 1000); break;
+      case TtlForm::kPTtl: c.reply.Integer(d - c.now_ms); break;
+      case TtlForm::kExpireTime: c.reply.Integer(d / 1000); break;
+      case TtlForm::kPExpireTime: c.reply.Integer(d); break;
+    }
+  }
+}
+
+void CmdHTtl(ShardCommand& c) { HTtlGeneric(c, TtlForm::kTtl); }
+void CmdHPTtl(ShardCommand& c) { HTtlGeneric(c, TtlForm::kPTtl); }
+void CmdHExpireTime(ShardCommand& c) { HTtlGeneric(c, TtlForm::kExpireTime); }
+void CmdHPExpireTime(ShardCommand& c) { HTtlGeneric(c, TtlForm::kPExpireTime); }
+
+void CmdHPersist(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindHash(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  size_t first = 0;
+  if (!ParseFields(c, 2, &first)) return;
+  c.reply.ArrayHeader(c.args.size() - first);
+  bool changed = false;
+  for (size_t i = first; i < c.args.size(); ++i) {
+    int result = e ? hash::PersistField(e, c.args[i]) : -2;
+    changed |= result == 1;
+    c.charge.Add(result == 1 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
+    c.reply.Integer(result);
+  }
+  if (changed) c.db.Touch(c.args[1]);
+}
+
 }  // namespace
 
 void RegisterHashCommands(CommandTable& table) {
@@ -348,6 +467,15 @@ void RegisterHashCommands(CommandTable& table) {
   table.Add({"hincrby", 4, kW | kM | kF, 1, 1, 1, CmdHIncrBy, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."});
   table.Add({"hincrbyfloat", 4, kW | kM | kF, 1, 1, 1, CmdHIncrByFloat, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."});
   table.Add({"hrandfield", -2, kR, 1, 1, 1, CmdHRandField, "hash", "Returns one or more random fields from a hash."});
+  table.Add({"hexpire", -6, kW | kF, 1, 1, 1, CmdHExpire, "hash", "Set expiry for hash field using relative time to expire (seconds)"});
+  table.Add({"hpexpire", -6, kW | kF, 1, 1, 1, CmdHPExpire, "hash", "Set expiry for hash field using relative time to expire (milliseconds)"});
+  table.Add({"hexpireat", -6, kW | kF, 1, 1, 1, CmdHExpireAt, "hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)"});
+  table.Add({"hpexpireat", -6, kW | kF, 1, 1, 1, CmdHPExpireAt, "hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)"});
+  table.Add({"httl", -5, kR | kF, 1, 1, 1, CmdHTtl, "hash", "Returns the TTL in seconds of a hash field."});
+  table.Add({"hpttl", -5, kR | kF, 1, 1, 1, CmdHPTtl, "hash", "Returns the TTL in milliseconds of a hash field."});
+  table.Add({"hexpiretime", -5, kR | kF, 1, 1, 1, CmdHExpireTime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds."});
+  table.Add({"hpexpiretime", -5, kR | kF, 1, 1, 1, CmdHPExpireTime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec."});
+  table.Add({"hpersist", -5, kW | kF, 1, 1, 1, CmdHPersist, "hash", "Removes the expiration time for each specified field"});
   table.Add({"hscan", -3, kR, 1, 1, 1, CmdHScan, "hash", "Iterates over fields and values of a hash."});
 }
 

@@ -192,8 +192,10 @@ struct Carried {
   static Carried Of(const Entry& e) { return {engine::ValueCopy(e), e.deadline()}; }
   size_t size() const { return value.bytes().size(); }
   void PutInto(engine::Db& d, std::string_view key, int64_t now) {
-    d.Put(key, value.bytes(), value.type(), deadline, now)->set_encoding_bits(value.encoding_bits());
+    Entry* e = d.Put(key, value.bytes(), value.type(), deadline, now);
+    e->set_encoding_bits(value.encoding_bits());
     value.Release();
+    d.TrackFields(e);
   }
 };
 

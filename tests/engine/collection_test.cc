@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/db.h"
+#include "engine/hash.h"
 
 namespace lapse::engine {
 namespace {
@@ -227,6 +228,58 @@ TEST(CollectionTest, ParseCanonicalIntIsRedisString2ll) {
                           "123456789012345678901"}) {
     EXPECT_FALSE(ParseCanonicalInt(bad, &v)) << bad;
   }
+}
+
+TEST(CollectionTest, FieldDeadlinesHideFieldsAtTheirMillisecondAndReclaimDropsThem) {
+  Db db(kNow);
+  CollectionLimits limits;
+  Entry* e = hash::Create(db, "h", kNow);
+  hash::Set(db, e, "a", "1", limits);
+  hash::Set(db, e, "b", "2", limits);
+  EXPECT_EQ(hash::SetFieldDeadline(db, e, "zz", kNow + 10, hash::TtlCondition::kAlways, kNow, limits), -2);
+  EXPECT_EQ(hash::SetFieldDeadline(db, e, "a", kNow + 10, hash::TtlCondition::kAlways, kNow, limits), 1);
+  EXPECT_EQ(e->collection_encoding(), CollectionEncoding::kTable);
+  EXPECT_EQ(hash::FieldDeadline(e, "a"), kNow + 10);
+  EXPECT_EQ(hash::FieldDeadline(e, "b"), -1);
+  // At deadline - 1 the field is there; at the deadline Find drops it.
+  e = db.Find("h", kNow + 9);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(hash::Get(e, "a").has_value());
+  e = db.Find("h", kNow + 10);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(hash::Get(e, "a").has_value());
+  EXPECT_EQ(hash::Size(e), 1u);
+
+  // Background: Reclaim drops due fields without any read, and a hash left with none.
+  Entry* g = hash::Create(db, "g", kNow);
+  hash::Set(db, g, "x", "1", limits);
+  hash::Set(db, g, "y", "2", limits);
+  hash::SetFieldDeadline(db, g, "x", kNow + 20, hash::TtlCondition::kAlways, kNow, limits);
+  hash::SetFieldDeadline(db, g, "y", kNow + 30, hash::TtlCondition::kAlways, kNow, limits);
+  while (db.Reclaim(kNow + 25, 100)) {
+  }
+  EXPECT_EQ(TableOf(g).table.size(), 1u);
+  while (db.Reclaim(kNow + 30, 100)) {
+  }
+  EXPECT_EQ(db.stored(), 1u);  // only "h"
+  EXPECT_EQ(db.expiry_stats().expired_keys, 1u);
+}
+
+TEST(CollectionTest, AFieldTtlCostsItsEightByteDeadline) {
+  Db db(kNow);
+  CollectionLimits limits;
+  limits.hash_max_listpack_entries = 0;
+  Entry* e = hash::Create(db, "h", kNow);
+  hash::Set(db, e, "field", "value", limits);
+  const Entry* before = TableOf(e).table.Peek("field", HashKey("field"));
+  size_t requested_before = 20 + before->key().size() + before->value().size();
+  hash::SetFieldDeadline(db, e, "field", kNow + 100, hash::TtlCondition::kAlways, kNow, limits);
+  const Entry* after = TableOf(e).table.Peek("field", HashKey("field"));
+  EXPECT_TRUE(after->has_deadline_slot());
+  // The element entry asks for 8 more bytes; the hash files one wheel record (8 bytes) for
+  // its next deadline, not one per field.
+  EXPECT_EQ(20 + 8 + after->key().size() + after->value().size(), requested_before + 8);
+  EXPECT_LE(db.wheel_records(), 1u);
 }
 
 }  // namespace
