@@ -97,29 +97,42 @@ void TableForEach(const KvTable& t, const std::function<void(const Entry*)>& fn)
 }
 
 // ---- Intsets ----
+//
+// Redis's intset stores sorted members at a fixed width of 2, 4 or 8 bytes. lapse stores
+// them as offsets from the smallest member, each in just the bits the largest offset needs
+// (frame of reference): [bits: u8][count: u32][base: i64][count x bits, LSB first]. A set of
+// 100 ids within a range of a thousand takes 10 bits a member instead of 16. The order and
+// every reply are Redis's; only the bytes differ. Edits decode and re-encode the whole
+// intset: O(n), as Redis's memmove is, for at most set-max-intset-entries members.
+
+constexpr size_t kIntSetHeader = 1 + 4 + 8;
 
 struct IntSetView {
-  const char* bytes;
-  size_t width;
+  unsigned bits;
   size_t count;
+  int64_t base;
+  const uint8_t* data;
+  const uint8_t* end;
 
-  explicit IntSetView(std::string_view v)
-      : bytes(v.data() + 1), width(static_cast<uint8_t>(v[0])), count((v.size() - 1) / static_cast<uint8_t>(v[0])) {}
+  explicit IntSetView(std::string_view v) {
+    bits = static_cast<uint8_t>(v[0]);
+    uint32_t n;
+    std::memcpy(&n, v.data() + 1, 4);
+    count = n;
+    std::memcpy(&base, v.data() + 5, 8);
+    data = reinterpret_cast<const uint8_t*>(v.data()) + kIntSetHeader;
+    end = reinterpret_cast<const uint8_t*>(v.data()) + v.size();
+  }
   int64_t At(size_t i) const {
-    const char* p = bytes + i * width;
-    if (width == 2) {
-      int16_t x;
-      std::memcpy(&x, p, 2);
-      return x;
-    }
-    if (width == 4) {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      return x;
-    }
-    int64_t x;
-    std::memcpy(&x, p, 8);
-    return x;
+    if (bits == 0) return base;
+    size_t bit = i * bits;
+    const uint8_t* p = data + bit / 8;
+    unsigned __int128 window = 0;
+    size_t need = (bit % 8 + bits + 7) / 8;
+    for (size_t k = 0; k < need && p + k < end; ++k) window |= static_cast<unsigned __int128>(p[k]) << (8 * k);
+    uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    uint64_t offset = static_cast<uint64_t>(window >> (bit % 8)) & mask;
+    return static_cast<int64_t>(static_cast<uint64_t>(base) + offset);
   }
   // The index of `v`, or where it would be inserted (found = false).
   size_t Search(int64_t v, bool* found) const {
@@ -134,24 +147,37 @@ struct IntSetView {
     *found = false;
     return lo;
   }
+  std::vector<int64_t> Decode() const {
+    std::vector<int64_t> out(count);
+    for (size_t i = 0; i < count; ++i) out[i] = At(i);
+    return out;
+  }
 };
 
-size_t WidthFor(int64_t v) {
-  if (v >= INT16_MIN && v <= INT16_MAX) return 2;
-  if (v >= INT32_MIN && v <= INT32_MAX) return 4;
-  return 8;
-}
-
-void AppendInt(std::string* out, int64_t v, size_t width) {
-  if (width == 2) {
-    auto x = static_cast<int16_t>(v);
-    out->append(reinterpret_cast<const char*>(&x), 2);
-  } else if (width == 4) {
-    auto x = static_cast<int32_t>(v);
-    out->append(reinterpret_cast<const char*>(&x), 4);
-  } else {
-    out->append(reinterpret_cast<const char*>(&v), 8);
+// Encodes sorted, distinct members.
+std::string EncodeIntSet(const std::vector<int64_t>& sorted) {
+  int64_t base = sorted.empty() ? 0 : sorted.front();
+  uint64_t range = sorted.empty() ? 0 : static_cast<uint64_t>(sorted.back()) - static_cast<uint64_t>(base);
+  unsigned bits = range == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(range));
+  std::string out(kIntSetHeader + (sorted.size() * bits + 7) / 8, '\0');
+  out[0] = static_cast<char>(bits);
+  auto n = static_cast<uint32_t>(sorted.size());
+  std::memcpy(out.data() + 1, &n, 4);
+  std::memcpy(out.data() + 5, &base, 8);
+  unsigned __int128 acc = 0;
+  unsigned filled = 0;
+  size_t pos = kIntSetHeader;
+  for (int64_t v : sorted) {
+    acc |= static_cast<unsigned __int128>(static_cast<uint64_t>(v) - static_cast<uint64_t>(base)) << filled;
+    filled += bits;
+    while (filled >= 8) {
+      out[pos++] = static_cast<char>(static_cast<uint8_t>(acc));
+      acc >>= 8;
+      filled -= 8;
+    }
   }
+  if (filled > 0) out[pos] = static_cast<char>(static_cast<uint8_t>(acc));
+  return out;
 }
 
 std::string_view FormatInt(int64_t v, char (&buf)[24]) {
@@ -541,20 +567,9 @@ bool AddToIntSet(Db& db, Entry*& e, int64_t v) {
   bool found;
   size_t pos = view.Search(v, &found);
   if (found) return false;
-  size_t width = WidthFor(v);
-  if (width > view.width) {
-    // Upgrade every member to the wider width; the new value goes at one end.
-    std::string bytes(1, static_cast<char>(width));
-    bytes.reserve(1 + (view.count + 1) * width);
-    if (v < 0) AppendInt(&bytes, v, width);
-    for (size_t i = 0; i < view.count; ++i) AppendInt(&bytes, view.At(i), width);
-    if (v >= 0) AppendInt(&bytes, v, width);
-    e = Rewrite(db, e, bytes, CollectionEncoding::kIntSet);
-    return true;
-  }
-  std::string encoded;
-  AppendInt(&encoded, v, view.width);
-  e = Splice(db, e, 1 + pos * view.width, 0, encoded);
+  std::vector<int64_t> members = view.Decode();
+  members.insert(members.begin() + static_cast<std::ptrdiff_t>(pos), v);
+  e = Rewrite(db, e, EncodeIntSet(members), CollectionEncoding::kIntSet);
   return true;
 }
 
@@ -563,7 +578,7 @@ bool AddToIntSet(Db& db, Entry*& e, int64_t v) {
 Entry* Create(Db& db, std::string_view key, std::string_view first_member, int64_t now_ms) {
   int64_t v;
   bool ints = ParseCanonicalInt(first_member, &v);
-  Entry* e = db.Put(key, ints ? std::string_view("\x02", 1) : std::string_view(), ValueType::kSet, kNoDeadline, now_ms);
+  Entry* e = db.Put(key, ints ? EncodeIntSet({}) : std::string(), ValueType::kSet, kNoDeadline, now_ms);
   e->set_collection_encoding(ints ? CollectionEncoding::kIntSet : CollectionEncoding::kPacked);
   return e;
 }
@@ -636,7 +651,9 @@ bool Remove(Db& db, Entry*& e, std::string_view member) {
       bool found;
       size_t pos = view.Search(v, &found);
       if (!found) return false;
-      e = Splice(db, e, 1 + pos * view.width, view.width, {});
+      std::vector<int64_t> members = view.Decode();
+      members.erase(members.begin() + static_cast<std::ptrdiff_t>(pos));
+      e = Rewrite(db, e, EncodeIntSet(members), CollectionEncoding::kIntSet);
       return true;
     }
     case CollectionEncoding::kPacked:

@@ -8,8 +8,9 @@
 //            and its bytes, in insertion order (a hash alternates field and value). Like
 //            Redis's listpack, but without a separate object or allocation: a hash of ten
 //            small fields is one malloc block holding key and fields together.
-//   kIntSet  a set whose members are all integers: one width byte (2, 4 or 8) then the
-//            members in ascending order at that width, little-endian, as Redis's intset.
+//   kIntSet  a set whose members are all integers, in ascending order as Redis's intset,
+//            each stored as its offset from the smallest in just the bits the largest
+//            offset needs (collection.cc).
 //   kTable   8 bytes: a pointer to a CollectionTable, a KvTable whose entries are the
 //            elements (field -> value; a set member has an empty value). One allocation
 //            per element, where Redis's hashtable encoding needs three.

@@ -111,19 +111,49 @@ TEST(CollectionTest, IntSetKeepsMembersSortedAndWidens) {
   for (const char* m : {"5", "-3", "100", "7"}) set::Add(db, e, m, limits);
   EXPECT_FALSE(set::Add(db, e, "7", limits));
   EXPECT_EQ(SetMembers(e), (std::vector<std::string>{"-3", "5", "7", "100"}));
-  EXPECT_EQ(e->value().size(), 1u + 4 * 2);  // 16-bit members
+  // 13-byte header, then offsets from -3 in 7 bits (the range is 103): 4 members in 4 bytes.
+  EXPECT_EQ(e->value().size(), 13u + 4);
   set::Add(db, e, "70000", limits);
-  EXPECT_EQ(e->value().size(), 1u + 5 * 4);
+  EXPECT_EQ(e->value().size(), 13u + (5 * 17 + 7) / 8);
   set::Add(db, e, "-9223372036854775808", limits);
-  EXPECT_EQ(e->value().size(), 1u + 6 * 8);
+  EXPECT_EQ(e->value().size(), 13u + (6 * 64 + 7) / 8);
   EXPECT_EQ(SetMembers(e).front(), "-9223372036854775808");
+  set::Add(db, e, "9223372036854775807", limits);
+  EXPECT_EQ(SetMembers(e).back(), "9223372036854775807");
+  EXPECT_TRUE(set::Contains(e, "9223372036854775807"));
+  EXPECT_TRUE(set::Remove(db, e, "9223372036854775807"));
   EXPECT_TRUE(set::Contains(e, "70000"));
   EXPECT_FALSE(set::Contains(e, "070000"));  // not canonical: not the integer 70000
   EXPECT_TRUE(set::Remove(db, e, "5"));
   EXPECT_FALSE(set::Remove(db, e, "5"));
   EXPECT_FALSE(set::Remove(db, e, "abc"));
   EXPECT_EQ(set::Size(e), 5u);
+  EXPECT_EQ(SetMembers(e), (std::vector<std::string>{"-9223372036854775808", "-3", "7", "100", "70000"}));
   EXPECT_STREQ(EncodingName(e), "intset");
+}
+
+TEST(CollectionTest, IntSetMatchesASortedModel) {
+  Db db(kNow);
+  CollectionLimits limits;
+  limits.set_max_intset_entries = 1000;
+  std::set<int64_t> model;
+  uint64_t x = 12345;
+  Entry* e = set::Create(db, "s", "0", kNow);
+  for (int i = 0; i < 600; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    int64_t v = static_cast<int64_t>(x >> (i % 3 == 0 ? 0 : i % 3 == 1 ? 40 : 56)) * (i % 2 ? -1 : 1);
+    if (i % 5 == 4 && !model.empty()) {
+      int64_t gone = *model.begin();
+      EXPECT_TRUE(set::Remove(db, e, std::to_string(gone)));
+      model.erase(gone);
+    }
+    EXPECT_EQ(set::Add(db, e, std::to_string(v), limits), model.insert(v).second);
+  }
+  ASSERT_EQ(e->collection_encoding(), CollectionEncoding::kIntSet);
+  std::vector<std::string> expected;
+  for (int64_t v : model) expected.push_back(std::to_string(v));
+  EXPECT_EQ(SetMembers(e), expected);
+  for (int64_t v : model) EXPECT_TRUE(set::Contains(e, std::to_string(v)));
 }
 
 TEST(CollectionTest, IntSetTakesAStringAsPackedThenTable) {
