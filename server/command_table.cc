@@ -66,6 +66,7 @@ CommandTable BuildCommandTable() {
   RegisterScriptCommands(table);
   RegisterFunctionCommands(table);
   RegisterMemoryCommands(table);
+  RegisterHllCommands(table);
   return table;
 }
 

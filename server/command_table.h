@@ -189,6 +189,7 @@ void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptCommands(CommandTable& table);
 void RegisterFunctionCommands(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
+void RegisterHllCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

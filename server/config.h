@@ -53,6 +53,7 @@ struct Settings {
   int64_t slowlog_log_slower_than = 10000;  // microseconds; negative: log nothing
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
+  int64_t hll_sparse_max_bytes = 3000;  // a sparse HyperLogLog longer than this turns dense
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
   std::vector<std::pair<std::string, std::string>> renamed_commands;

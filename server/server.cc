@@ -80,6 +80,7 @@ void Server::ApplySettings() {
   idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
   query_buffer_limit_.store(live.client_query_buffer_limit, std::memory_order_relaxed);
   max_bulk_len_.store(live.proto_max_bulk_len, std::memory_order_relaxed);
+  hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
   output_hard_.store(live.output_limit_normal.hard, std::memory_order_relaxed);
   output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);
   output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);

@@ -102,6 +102,7 @@ class Server {
   // Live limits every connection reads (CONFIG SET changes them for connected clients too).
   int64_t query_buffer_limit() const { return query_buffer_limit_.load(std::memory_order_relaxed); }
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  size_t hll_sparse_max_bytes() const { return static_cast<size_t>(hll_sparse_max_bytes_.load(std::memory_order_relaxed)); }
   OutputBufferLimit output_limit() const {
     return {output_hard_.load(std::memory_order_relaxed), output_soft_.load(std::memory_order_relaxed),
             output_soft_seconds_.load(std::memory_order_relaxed)};
@@ -165,6 +166,7 @@ class Server {
   std::atomic<int64_t> idle_timeout_s_{0};
   std::atomic<int64_t> query_buffer_limit_{0};
   std::atomic<int64_t> max_bulk_len_{0};
+  std::atomic<int64_t> hll_sparse_max_bytes_{3000};
   std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;

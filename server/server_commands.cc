@@ -57,6 +57,7 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (f & kReadOnly) out.push_back("@read");
   if (f & kWrite) out.push_back("@write");
   if (spec.group == "string") out.push_back("@string");
+  if (spec.group == "hyperloglog") out.push_back("@hyperloglog");
   if (f & kAdmin) out.push_back("@admin");
   out.push_back(f & kFast ? "@fast" : "@slow");
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
