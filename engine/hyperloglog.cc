@@ -345,7 +345,7 @@ bool SparseToDense(std::string* hll) {
   for (size_t pos = kHeaderSize; pos < hll->size() && idx <= kRegisters;) {
     Op op = Decode(d, hll->size(), pos);
     if (op.value != 0) {
-      if (idx + op.span > kRegisters) break;
+      if (idx + op.span > kRegisters) return false;
       for (uint32_t i = 0; i < op.span; ++i) DenseWrite(registers, static_cast<uint32_t>(idx + i), op.value);
     }
     idx += op.span;
@@ -369,7 +369,7 @@ bool MergeInto(std::string_view hll, RawRegisters* max) {
   for (size_t pos = kHeaderSize; pos < hll.size() && idx <= kRegisters;) {
     Op op = Decode(d, hll.size(), pos);
     if (op.value != 0) {
-      if (idx + op.span > kRegisters) break;
+      if (idx + op.span > kRegisters) return false;
       for (uint32_t i = 0; i < op.span; ++i) out[idx + i] = std::max(out[idx + i], op.value);
     }
     idx += op.span;

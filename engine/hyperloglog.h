@@ -35,7 +35,10 @@
 //
 // Everything here works on plain bytes; it knows nothing of keys or replies. Values from a
 // client may be corrupt: every function that walks sparse data reports corruption instead
-// of reading or writing out of bounds.
+// of reading or writing out of bounds. A sparse code is valid when the spans of all its
+// opcodes add up to exactly 16384, as Debian's patched Redis 7.0.15 judges it (a VAL past
+// the last register is corrupt, not ignored); an XZERO cut short by the end of the string
+// reads its missing byte as 0, as Redis reads its strings' terminating NUL.
 #pragma once
 
 #include <array>

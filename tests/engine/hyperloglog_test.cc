@@ -156,6 +156,7 @@ TEST(HyperLogLogTest, CorruptSparseIsReported) {
       "HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff\x00"s,      // 16385 registers
       "HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f"s,              // XZERO cut short
       "HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\xff\xff\xff"s,      // 12 registers of VAL only
+      "HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff\x80"s,      // a VAL past the last register
   };
   for (const std::string& b : bad) {
     ASSERT_TRUE(LooksLikeHll(b));

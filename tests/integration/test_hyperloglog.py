@@ -34,6 +34,9 @@ HALF = sparse(b"\x5f\xff", STALE)          # XZERO:8192, half of the registers
 SHORT = sparse(b"\x7f\xfe", STALE)         # 16383 registers
 LONG = sparse(b"\x7f\xff\x00", STALE)      # 16385 registers
 CUT = sparse(b"\x7f", STALE)               # XZERO missing its second byte
+# ZERO:64 x3, ZERO:63, then an XZERO cut short that reads as XZERO:16129: 16384 registers.
+CUT_VALID = sparse(b"\x3f\x3f\x3f\x3e\x7f", STALE)
+VAL_PAST_END = sparse(b"\x7f\xff\x80", STALE)   # XZERO:16384 then VAL:1,1
 CACHED_BAD = sparse(b"\x7f\xfe", b"\x07" + b"\x00" * 7)  # corrupt, but a valid cache of 7
 DENSE_SHORT = HEADER + b"\x00" + b"\x00" * 11 + b"\x00" * 100
 BAD_ENCODING = HEADER + b"\x02" + b"\x00" * 11 + b"\x7f\xff"
@@ -224,6 +227,23 @@ SCENARIOS = {
         (0, "SET", "dshort", DENSE_SHORT),
         (0, "SET", "enc2", BAD_ENCODING),
         (0, "SET", "hdr", sparse(b"")),
+        (0, "SET", "cutvalid", CUT_VALID),
+        (0, "SET", "valpast", VAL_PAST_END),
+        (0, "PFCOUNT", "cutvalid"),
+        (0, "PFCOUNT", "cutvalid", "valpast"),
+        (0, "PFCOUNT", "valpast", "cutvalid"),
+        (0, "PFADD", "cutvalid", "zz"),
+        (0, "GET", "cutvalid"),
+        (0, "PFADD", "valpast", "zz"),
+        (0, "GET", "valpast"),
+        (0, "SET", "cutvalid", CUT_VALID),
+        (0, "SET", "valpast", VAL_PAST_END),
+        (0, "CONFIG", "SET", "hll-sparse-max-bytes", "0"),  # every growth promotes
+        (0, "PFADD", "cutvalid", "zz"),
+        (0, "STRLEN", "cutvalid"),
+        (0, "PFADD", "valpast", "zz"),
+        (0, "GET", "valpast"),
+        (0, "CONFIG", "SET", "hll-sparse-max-bytes", "3000"),
         (0, "PFADD", "good", *elems("g", 20)),
         (0, "PFCOUNT", "short"),
         (0, "PFCOUNT", "long"),
@@ -353,3 +373,53 @@ def test_command_metadata(server):
     assert info["pfcount"][6] == ["@read", "@hyperloglog", "@slow"]
     assert info["pfadd"][6] == ["@write", "@hyperloglog", "@fast"]
     assert b"hyperloglog" in docs[1]
+
+
+@needs_redis
+def test_random_corruptions_same_as_redis(server, redis_server):
+    """Valid HLLs with a few random bytes changed (code and header): every command gives
+    Redis's reply and leaves the same bytes behind."""
+    import random
+    rnd = random.Random(1313)
+    r = RawClient(redis_server.port)
+    l = RawClient(server.port)
+    try:
+        for c in (r, l):
+            c.call("FLUSHALL")
+            c.call("PFADD", "base", *elems("b", 300))
+            c.call("PFADD", "dense", *elems("d", 5000))
+        base = r.call("GET", "base")
+        assert l.call("GET", "base") == base
+        for case in range(300):
+            value = bytearray(base)
+            if rnd.random() < 0.5:
+                # Still valid: VAL opcodes given other values (neighbours of one value may then
+                # stand unfused, as no PFADD would leave them).
+                vals = [i for i in range(16, len(value)) if value[i] & 0x80 and not (value[i - 1] & 0xc0) == 0x40]
+                for pos in rnd.sample(vals, rnd.randint(1, 20)):
+                    value[pos] = 0x80 | (rnd.randrange(32) << 2) | (value[pos] & 3)
+            else:
+                for _ in range(rnd.randint(1, 3)):
+                    pos = rnd.randrange(4, len(value)) if rnd.random() < 0.9 else rnd.randrange(4, 16)
+                    value[pos] = rnd.randrange(256)
+            if rnd.random() < 0.2:
+                value = value[:rnd.randrange(16, len(value) + 1)]
+            steps = [
+                ("SET", "v", bytes(value)),
+                ("PFCOUNT", "v"),
+                ("GET", "v"),
+                ("PFCOUNT", "v", "base"),
+                ("PFADD", "v", *elems(f"c{case}-", rnd.randint(0, 30))),
+                ("GET", "v"),
+                ("PFMERGE", "m", "v", "base"),
+                ("GET", "m"),
+                ("PFMERGE", "dense", "v"),
+                ("GET", "dense"),
+                ("DEL", "m"),
+            ]
+            for step in steps:
+                want, got = r.call_raw(*step), l.call_raw(*step)
+                assert want == got, f"case {case} {bytes(value).hex()} {short(step)}\n redis: {want[:200]!r}\n lapse: {got[:200]!r}"
+    finally:
+        r.close()
+        l.close()
