@@ -268,6 +268,24 @@ SCENARIOS = {
         (0, "GET", "hdr"),
         (0, "GET", "cached"),
     ],
+    "object_encoding": [
+        # A short HLL stored by SET is embstr; the PF commands leave it raw, as Redis does.
+        (0, "SET", "a", EMPTY),
+        (0, "OBJECT", "ENCODING", "a"),
+        (0, "PFCOUNT", "a"),
+        (0, "OBJECT", "ENCODING", "a"),
+        (0, "SET", "b", EMPTY),
+        (0, "PFADD", "b"),
+        (0, "OBJECT", "ENCODING", "b"),
+        (0, "SET", "c", EMPTY),
+        (0, "PFMERGE", "c"),
+        (0, "OBJECT", "ENCODING", "c"),
+        (0, "PFCOUNT", "a", "b"),
+        (0, "SET", "d", EMPTY),
+        (0, "PFCOUNT", "d", "a"),
+        (0, "OBJECT", "ENCODING", "d"),
+        (0, "GET", "c"),
+    ],
     "corrupt_partly_applied": [
         # Registers 0..8191 exist: Redis edits in place, so elements before the first one
         # that lands beyond them stay added when the error comes.
