@@ -416,6 +416,7 @@ std::string Config::Usage() {
          "  --client-output-buffer-limit 'normal HARD SOFT SECONDS'  close a client whose unsent\n"
          "                             replies exceed HARD, or SOFT for SECONDS (default: no limit)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
+         "  --hll-sparse-max-bytes BYTES  a sparse HyperLogLog growing past this turns dense (3000)\n"
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "Config file only:\n"
