@@ -30,6 +30,9 @@ inline constexpr std::string_view kNotInteger = "ERR value is not an integer or 
 inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 inline constexpr std::string_view kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+// HyperLogLog: a string that is not one, and one whose sparse code is corrupt.
+inline constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kCorruptHll = "INVALIDOBJ Corrupted HLL object detected";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
 inline constexpr std::string_view kNanOrInfinity = "ERR increment would produce NaN or Infinity";
 inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";

@@ -9,10 +9,10 @@ seconds="${1:-30}"
 jobs="${LAPSE_JOBS:-2}"
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
   -DLAPSE_FUZZ=ON >/dev/null
-ninja -C build-fuzz -j "$jobs" resp_parser_fuzz dispatch_fuzz
+ninja -C build-fuzz -j "$jobs" resp_parser_fuzz dispatch_fuzz hll_fuzz
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for target in resp_parser dispatch; do
+for target in resp_parser dispatch hll; do
   work=$(mktemp -d)
   cp fuzz/corpus/"$target"/* "$work"/
   echo "fuzzing $target for ${seconds}s"

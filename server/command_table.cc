@@ -69,6 +69,7 @@ CommandTable BuildCommandTable() {
   RegisterScriptCommands(table);
   RegisterFunctionCommands(table);
   RegisterMemoryCommands(table);
+  RegisterHllCommands(table);
   return table;
 }
 

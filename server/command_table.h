@@ -192,6 +192,7 @@ void RegisterFunctionCommands(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
+void RegisterHllCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -208,6 +208,7 @@ const std::vector<Option>& Options() {
       IntOption("hz", true, &Settings::hz, 1, 500),
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
+      MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
       // Redis 7.0's name and its older alias, one setting.
       IntOption("busy-reply-threshold", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
       IntOption("lua-time-limit", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
@@ -421,6 +422,10 @@ std::string Config::Usage() {
          "  --client-output-buffer-limit 'normal HARD SOFT SECONDS'  close a client whose unsent\n"
          "                             replies exceed HARD, or SOFT for SECONDS (default: no limit)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
+         "  --hll-sparse-max-bytes BYTES  a sparse HyperLogLog growing past this turns dense (3000)\n"
+         "  --hash-max-listpack-entries N  a hash with more fields leaves the packed layout (512)\n"
+         "  --hash-max-listpack-value BYTES  a longer field or value moves a hash to a table (64)\n"
+         "  --set-max-intset-entries N  a set of more integers leaves the intset layout (512)\n"
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "Config file only:\n"

@@ -107,6 +107,7 @@ class Server {
     return {hash_max_listpack_entries_.load(std::memory_order_relaxed), hash_max_listpack_value_.load(std::memory_order_relaxed),
             set_max_intset_entries_.load(std::memory_order_relaxed)};
   }
+  size_t hll_sparse_max_bytes() const { return static_cast<size_t>(hll_sparse_max_bytes_.load(std::memory_order_relaxed)); }
   OutputBufferLimit output_limit() const {
     return {output_hard_.load(std::memory_order_relaxed), output_soft_.load(std::memory_order_relaxed),
             output_soft_seconds_.load(std::memory_order_relaxed)};
@@ -171,6 +172,7 @@ class Server {
   std::atomic<int64_t> query_buffer_limit_{0};
   std::atomic<int64_t> max_bulk_len_{0};
   std::atomic<size_t> hash_max_listpack_entries_{512}, hash_max_listpack_value_{64}, set_max_intset_entries_{512};
+  std::atomic<int64_t> hll_sparse_max_bytes_{3000};
   std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;

@@ -58,6 +58,9 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (f & kWrite) out.push_back("@write");
   if (spec.group == "string") out.push_back("@string");
   if (spec.group == "bitmap") out.push_back("@bitmap");
+  if (spec.group == "hyperloglog") out.push_back("@hyperloglog");
+  if (spec.group == "hash") out.push_back("@hash");
+  if (spec.group == "set") out.push_back("@set");
   if (f & kAdmin) out.push_back("@admin");
   out.push_back(f & kFast ? "@fast" : "@slow");
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");

@@ -1,5 +1,5 @@
-"""Randomized differential testing: a seeded generator builds sequences of string, key and
-transaction commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a
+"""Randomized differential testing: a seeded generator builds sequences of string, key,
+HyperLogLog and transaction commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a
 FLUSHALLed start, and the replies must be identical byte for byte. test_differential.py checks a fixed
 script; this file finds the combinations nobody thought of.
 
@@ -224,6 +224,10 @@ class Generator:
             (2, lambda: ["BITOP", rng.choice(["AND", "OR", "XOR", "NOT", "not", "FOO"]), k()] + self.keys(1, 3)),
             (3, self.bitfield_command),
             (2, self.lcs_command),
+            # HyperLogLog: values are compared byte for byte at the end of each sequence
+            (4, lambda: ["PFADD", k()] + [self.value() for _ in range(rng.randint(0, 4))]),
+            (2, lambda: ["PFCOUNT"] + self.keys(1, 3)),
+            (2, lambda: ["PFMERGE", k()] + self.keys(0, 3)),
             (3, lambda: ["DEL"] + self.keys()),
             (1, lambda: ["UNLINK"] + self.keys()),
             (3, lambda: ["EXISTS"] + self.keys()),
