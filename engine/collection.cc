@@ -21,13 +21,16 @@ size_t VarintSize(size_t n) {
   return bytes;
 }
 
-void AppendPacked(std::string* out, std::string_view element) {
-  size_t n = element.size();
+void AppendVarint(std::string* out, size_t n) {
   while (n >= 0x80) {
     out->push_back(static_cast<char>((n & 0x7f) | 0x80));
     n >>= 7;
   }
   out->push_back(static_cast<char>(n));
+}
+
+void AppendPacked(std::string* out, std::string_view element) {
+  AppendVarint(out, element.size());
   out->append(element);
 }
 
@@ -203,6 +206,20 @@ Entry* Rewrite(Db& db, Entry* e, std::string_view bytes, CollectionEncoding enc)
 
 }  // namespace
 
+bool PackedReader::NextVarint(size_t* n) {
+  if (p_ >= end_) return false;
+  size_t v = 0;
+  int shift = 0;
+  for (;;) {
+    auto byte = static_cast<uint8_t>(*p_++);
+    v |= static_cast<size_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) break;
+    shift += 7;
+  }
+  *n = v;
+  return true;
+}
+
 bool PackedReader::Next(std::string_view* element) {
   if (p_ >= end_) return false;
   size_t len = 0;
@@ -310,23 +327,53 @@ namespace hash {
 
 namespace {
 
-// Finds `field` in a packed hash: the offset of the field's element and of the element
-// after its value (its pair is [*pair_begin, *pair_end)), and the value's offset.
-bool FindPacked(const Entry* e, std::string_view field, size_t* pair_begin, size_t* value_begin, size_t* pair_end) {
-  PackedReader r(e->value());
-  std::string_view f, v;
-  for (;;) {
-    size_t begin = r.offset();
-    if (!r.Next(&f)) return false;
-    size_t vbegin = r.offset();
-    r.Next(&v);
-    if (f == field) {
-      *pair_begin = begin;
-      *value_begin = vbegin;
-      *pair_end = r.offset();
-      return true;
-    }
+// A packed hash alternates fields and values. Field names are front-coded: each stores how
+// many leading bytes it shares with the field before it, then the rest, so structured names
+// ("field001", "field002", "user:name", "user:mail") cost a few bytes each.
+void AppendField(std::string* out, std::string_view previous, std::string_view field) {
+  size_t shared = 0, most = std::min(previous.size(), field.size());
+  while (shared < most && previous[shared] == field[shared]) ++shared;
+  AppendVarint(out, shared);
+  AppendPacked(out, field.substr(shared));
+}
+
+// Walks a packed hash's pairs; the field's view lives in the reader until the next pair.
+class PairReader {
+ public:
+  explicit PairReader(std::string_view bytes) : r_(bytes) {}
+  bool Next(std::string_view* field, std::string_view* value) {
+    pair_begin_ = r_.offset();
+    size_t shared;
+    std::string_view suffix;
+    if (!r_.NextVarint(&shared)) return false;
+    r_.Next(&suffix);
+    field_.resize(shared);
+    field_.append(suffix);
+    value_begin_ = r_.offset();
+    r_.Next(value);
+    *field = field_;
+    return true;
   }
+  size_t pair_begin() const { return pair_begin_; }
+  size_t value_begin() const { return value_begin_; }
+  size_t offset() const { return r_.offset(); }
+  const std::string& field() const { return field_; }
+
+ private:
+  PackedReader r_;
+  std::string field_;
+  size_t pair_begin_ = 0, value_begin_ = 0;
+};
+
+std::string EncodePairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string out;
+  std::string_view previous;
+  for (const auto& [f, v] : pairs) {
+    AppendField(&out, previous, f);
+    AppendPacked(&out, v);
+    previous = f;
+  }
+  return out;
 }
 
 Entry* ConvertToTable(Db& db, Entry* e) {
@@ -347,9 +394,13 @@ size_t Size(const Entry* e) {
   if (e->owns_table()) return TableOf(e).table.size();
   PackedReader r(e->value());
   std::string_view x;
-  size_t n = 0;
-  while (r.Next(&x)) ++n;
-  return n / 2;
+  size_t shared, n = 0;
+  while (r.NextVarint(&shared)) {
+    r.Next(&x);
+    r.Next(&x);
+    ++n;
+  }
+  return n;
 }
 
 std::optional<std::string_view> Get(const Entry* e, std::string_view field) {
@@ -358,10 +409,9 @@ std::optional<std::string_view> Get(const Entry* e, std::string_view field) {
     if (elem == nullptr) return std::nullopt;
     return elem->value();
   }
-  PackedReader r(e->value());
+  PairReader r(e->value());
   std::string_view f, v;
-  while (r.Next(&f)) {
-    r.Next(&v);
+  while (r.Next(&f, &v)) {
     if (f == field) return v;
   }
   return std::nullopt;
@@ -381,27 +431,34 @@ bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, cons
          bool check_lengths, bool keep_ttl) {
   if (check_lengths) ConvertForLengths(db, e, {field, value}, limits);
   if (e->owns_table()) return TableSet(TableOf(e), field, value, keep_ttl);
-  size_t pair_begin, value_begin, pair_end;
+  PairReader r(e->value());
+  std::string_view f, v;
   std::string encoded;
-  if (FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) {
+  while (r.Next(&f, &v)) {
+    if (f != field) continue;
     AppendPacked(&encoded, value);
-    e = Splice(db, e, value_begin, pair_end - value_begin, encoded);
+    e = Splice(db, e, r.value_begin(), r.offset() - r.value_begin(), encoded);
     return false;
   }
-  encoded.reserve(PackedSize(field) + PackedSize(value));
-  AppendPacked(&encoded, field);
+  AppendField(&encoded, r.field(), field);
   AppendPacked(&encoded, value);
-  size_t end = e->value().size();
-  e = Splice(db, e, end, 0, encoded);
+  e = Splice(db, e, e->value().size(), 0, encoded);
   if (Size(e) > limits.hash_max_listpack_entries) e = ConvertToTable(db, e);
   return true;
 }
 
+// The next field's coding refers to the deleted one, so the pairs are encoded anew: O(n),
+// as a listpack's memmove is.
 bool Delete(Db& db, Entry*& e, std::string_view field) {
   if (e->owns_table()) return TableDelete(TableOf(e), field);
-  size_t pair_begin, value_begin, pair_end;
-  if (!FindPacked(e, field, &pair_begin, &value_begin, &pair_end)) return false;
-  e = Splice(db, e, pair_begin, pair_end - pair_begin, {});
+  std::vector<std::pair<std::string, std::string>> pairs;
+  bool found = false;
+  ForEach(e, [&](std::string_view f, std::string_view v) {
+    if (f == field) found = true;
+    else pairs.emplace_back(f, v);
+  });
+  if (!found) return false;
+  e = Rewrite(db, e, EncodePairs(pairs), CollectionEncoding::kPacked);
   return true;
 }
 
@@ -410,27 +467,22 @@ void ForEach(const Entry* e, const std::function<void(std::string_view, std::str
     TableForEach(TableOf(e).table, [&](const Entry* elem) { fn(elem->key(), elem->value()); });
     return;
   }
-  PackedReader r(e->value());
+  PairReader r(e->value());
   std::string_view f, v;
-  while (r.Next(&f)) {
-    r.Next(&v);
-    fn(f, v);
-  }
+  while (r.Next(&f, &v)) fn(f, v);
 }
 
-std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random) {
+std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random, std::string* field_buffer) {
   if (e->owns_table()) {
     const Entry* elem = TableOf(e).table.RandomEntry(random);
     return {elem->key(), elem->value()};
   }
   size_t index = random % Size(e);
-  PackedReader r(e->value());
+  PairReader r(e->value());
   std::string_view f, v;
-  for (size_t i = 0; i <= index; ++i) {
-    r.Next(&f);
-    r.Next(&v);
-  }
-  return {f, v};
+  for (size_t i = 0; i <= index; ++i) r.Next(&f, &v);
+  *field_buffer = r.field();
+  return {*field_buffer, v};
 }
 
 int SetFieldDeadline(Db& db, Entry*& e, std::string_view field, int64_t deadline_ms, TtlCondition cond,

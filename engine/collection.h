@@ -5,7 +5,8 @@
 // A collection has one of three layouts, recorded in its entry's CollectionEncoding:
 //
 //   kPacked  the elements themselves in the entry's value bytes, each as a LEB128 length
-//            and its bytes, in insertion order (a hash alternates field and value). Like
+//            and its bytes, in insertion order (a hash alternates field and value, its
+//            field names front-coded against the previous field: collection.cc). Like
 //            Redis's listpack, but without a separate object or allocation: a hash of ten
 //            small fields is one malloc block holding key and fields together.
 //   kIntSet  a set whose members are all integers, in ascending order as Redis's intset,
@@ -104,6 +105,7 @@ class PackedReader {
  public:
   explicit PackedReader(std::string_view bytes) : p_(bytes.data()), begin_(bytes.data()), end_(bytes.data() + bytes.size()) {}
   bool Next(std::string_view* element);
+  bool NextVarint(size_t* n);
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
 
  private:
@@ -127,10 +129,11 @@ bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, cons
 // Converts a packed hash to a table when any of `strings` is longer than the limit.
 void ConvertForLengths(Db& db, Entry*& e, std::initializer_list<std::string_view> strings, const CollectionLimits& limits);
 bool Delete(Db& db, Entry*& e, std::string_view field);
-// Every field and value, in the layout's order.
+// Every field and value, in the layout's order. The field's view is valid only during the call.
 void ForEach(const Entry* e, const std::function<void(std::string_view field, std::string_view value)>& fn);
-// A random field (and its value); the hash must not be empty.
-std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random);
+// A random field (and its value); the hash must not be empty. A packed hash's field is
+// written to *field_buffer.
+std::pair<std::string_view, std::string_view> Random(const Entry* e, uint64_t random, std::string* field_buffer);
 
 // ---- Field TTLs (Redis 7.4's HEXPIRE family) ----
 enum class TtlCondition { kAlways, kNx, kXx, kGt, kLt };

@@ -257,7 +257,8 @@ void CmdHRandField(ShardCommand& c) {
   if (!with_count) {
     c.charge.Add(engine::RuOp::kRead, c.args[1].size());
     if (!e) return c.reply.Null();
-    auto [f, v] = hash::Random(e, NextRandom());
+    std::string buffer;
+    auto [f, v] = hash::Random(e, NextRandom(), &buffer);
     return c.reply.Bulk(f);
   }
   if (!e || count == 0) return c.reply.ArrayHeader(0);
@@ -273,9 +274,10 @@ void CmdHRandField(ShardCommand& c) {
   auto header = [&](size_t n) { c.reply.ArrayHeader(with_values && !resp3 ? 2 * n : n); };
   if (count < 0) {
     auto n = static_cast<size_t>(-count);
+    std::string buffer;
     header(n);
     for (size_t i = 0; i < n; ++i) {
-      auto [f, v] = hash::Random(e, NextRandom());
+      auto [f, v] = hash::Random(e, NextRandom(), &buffer);
       reply_pair(f, v);
     }
   } else if (static_cast<size_t>(count) >= size) {
@@ -283,7 +285,7 @@ void CmdHRandField(ShardCommand& c) {
     hash::ForEach(e, reply_pair);
   } else {
     // Distinct fields: a partial Fisher-Yates shuffle of the fields' positions.
-    std::vector<std::pair<std::string_view, std::string_view>> all;
+    std::vector<std::pair<std::string, std::string_view>> all;
     all.reserve(size);
     hash::ForEach(e, [&](std::string_view f, std::string_view v) { all.emplace_back(f, v); });
     auto n = static_cast<size_t>(count);
@@ -310,7 +312,7 @@ void CmdHScan(ShardCommand& c) {
     return c.reply.ArrayHeader(0);
   }
   if (!ParseCollectionScanOptions(c.args, 3, &options, c.reply)) return;
-  std::vector<std::pair<std::string_view, std::string_view>> found;
+  std::vector<std::pair<std::string, std::string_view>> found;
   size_t visited = 0, bytes = 0;
   uint64_t next = engine::ScanCollection(e, cursor, static_cast<size_t>(options.count),
                                          [&](std::string_view f, std::string_view v) {

@@ -52,6 +52,29 @@ TEST(CollectionTest, PackedHashSetsGetsAndDeletesInInsertionOrder) {
   EXPECT_EQ(db.Find("h", kNow), e);
 }
 
+TEST(CollectionTest, PackedFieldNamesAreFrontCodedAndSurviveDeletesAnywhere) {
+  Db db(kNow);
+  CollectionLimits limits;
+  Entry* e = hash::Create(db, "h", kNow);
+  std::vector<std::string> fields = {"user:name", "user:mail", "user:id", "u", "", "user:mail2", "zeta"};
+  for (size_t i = 0; i < fields.size(); ++i) hash::Set(db, e, fields[i], "v" + std::to_string(i), limits);
+  // "user:mail" shares 5 bytes with "user:name": 1 + 1 + 4 bytes instead of 1 + 9.
+  size_t plain = 0;
+  for (size_t i = 0; i < fields.size(); ++i) plain += 2 + fields[i].size() + 1 + 2;
+  EXPECT_LT(e->value().size(), plain);
+  for (size_t i = 0; i < fields.size(); ++i) EXPECT_EQ(*hash::Get(e, fields[i]), "v" + std::to_string(i)) << fields[i];
+  // Delete the first, a middle one and the last; the rest keep their names, values and order.
+  for (const char* gone : {"user:name", "", "zeta"}) EXPECT_TRUE(hash::Delete(db, e, gone));
+  std::vector<std::string> order;
+  hash::ForEach(e, [&](std::string_view f, std::string_view v) { order.push_back(std::string(f) + "=" + std::string(v)); });
+  EXPECT_EQ(order, (std::vector<std::string>{"user:mail=v1", "user:id=v2", "u=v3", "user:mail2=v5"}));
+  hash::Set(db, e, "user:id", "changed", limits);
+  hash::Set(db, e, "user:idx", "new", limits);
+  EXPECT_EQ(*hash::Get(e, "user:id"), "changed");
+  EXPECT_EQ(*hash::Get(e, "user:idx"), "new");
+  EXPECT_EQ(hash::Size(e), 5u);
+}
+
 TEST(CollectionTest, PackedElementsLongerThan127BytesUseTwoLengthBytes) {
   Db db(kNow);
   CollectionLimits limits;
