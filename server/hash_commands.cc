@@ -60,10 +60,10 @@ void HSetGeneric(ShardCommand& c, const char* name, bool reply_ok) {
   Entry* e = FindOrCreateHash(c);
   if (!e) return;
   engine::CollectionLimits limits = c.server.collection_limits();
-  std::vector<std::string_view> strings(c.args.begin() + 2, c.args.end());
-  for (std::string_view s : strings) {
-    if (s.size() > limits.hash_max_listpack_value) {
-      hash::ConvertForLengths(c.db, e, {s}, limits);
+  // Redis converts before any field is set when any argument is too long for a listpack.
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    if (c.args[i].size() > limits.hash_max_listpack_value) {
+      hash::ConvertForLengths(c.db, e, {c.args[i]}, limits);
       break;
     }
   }

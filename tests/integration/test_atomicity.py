@@ -1,7 +1,7 @@
 """Multi-key commands are atomic across shards, as on Redis's single thread.
 
 Each test runs one client that changes several keys at once (MSET, DEL, RENAME, SWAPDB,
-MSETNX) against clients that read them all at once (MGET, EXISTS), on a 4-thread server
+MSETNX, SMOVE) against clients that read them all at once (MGET, EXISTS), on a 4-thread server
 whose keys are spread over every shard, and checks that no reader ever sees a change half
 done. The same tests pass against redis-server (LAPSE_TARGET=redis).
 """
@@ -190,3 +190,26 @@ def test_msetnx_has_exactly_one_winner(clean):
         assert len(winners) == 1, f"round {rnd}: MSETNX succeeded for {winners}"
         values = check.mget([f"nx:{rnd}:{k}" for k in KEYS])
         assert set(values) == {str(winners[0]).encode()}, f"round {rnd}: keys hold {sorted(set(values))}"
+
+
+def test_smove_across_shards_is_never_seen_half_done(clean):
+    """A member moved back and forth between sets on different shards is always in exactly
+    one of them for SUNION, which reads both at once."""
+    c = client(clean)
+    sets = [k for k in KEYS[:8]]
+    c.sadd(sets[0], "token")
+
+    def write(p):
+        for a, b in zip(sets, sets[1:]):
+            p.smove(a, b, "token")
+        for a, b in zip(reversed(sets), list(reversed(sets))[1:]):
+            p.smove(a, b, "token")
+
+    def check(c):
+        members = c.sunion(*sets)
+        if members != {b"token"}:
+            return f"SUNION during SMOVE gave {members}"
+        return None
+
+    Contest(clean).run(write, check)
+

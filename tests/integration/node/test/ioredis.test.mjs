@@ -305,6 +305,32 @@ describe('ioredis against lapse-server', () => {
     assert.deepEqual(results, [[null, ['left', 'right']], [null, 'right']]);
   });
 
+  test('hashes and sets: hset/hgetall as an object, field TTLs, set algebra, hscanStream', async () => {
+    const client = new Redis({ port: srv.port });
+    await client.flushall();
+    assert.equal(await client.hset('session:1', { user: 'ann', cart: '3' }), 2);
+    assert.deepEqual(await client.hgetall('session:1'), { user: 'ann', cart: '3' });
+    assert.equal(await client.hincrby('session:1', 'cart', 2), 5);
+    assert.deepEqual(await client.call('HEXPIRE', 'session:1', '100', 'FIELDS', '2', 'cart', 'nope'), [1, -2]);
+    assert.deepEqual(await client.call('HTTL', 'session:1', 'FIELDS', '1', 'cart'), [100]);
+    assert.equal(await client.sadd('online', 'ann', 'bob', 'cy'), 3);
+    assert.equal(await client.sadd('admins', 'ann', 'cy'), 2);
+    assert.deepEqual((await client.sinter('online', 'admins')).sort(), ['ann', 'cy']);
+    assert.equal(await client.smove('online', 'admins', 'bob'), 1);
+    assert.equal(await client.scard('admins'), 3);
+    await client.hset('big', Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}`, `${i}`])));
+    const seen = new Set();
+    await new Promise((resolve, reject) => {
+      const stream = client.hscanStream('big', { count: 100 });
+      stream.on('data', (chunk) => { for (let i = 0; i < chunk.length; i += 2) seen.add(chunk[i]); });
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    assert.equal(seen.size, 1000);
+    await assert.rejects(client.hget('online', 'x'), /WRONGTYPE/);
+    client.disconnect();
+  });
+
   test('QUIT', async () => {
     const client = new Redis({ port: srv.port });
     assert.equal(await client.ping(), 'PONG');
