@@ -60,6 +60,12 @@ Entry* InstallTable(Db& db, Entry* e, CollectionTable* table) {
 
 // ---- Tables ----
 
+// After a field lost its deadline: with none left, the bounds start afresh, so that the next
+// HEXPIRE files a wheel record whatever deadline it sets.
+void ForgetFieldDeadline(CollectionTable& ct) {
+  if (--ct.volatile_fields == 0) ct.next_field_deadline = ct.last_field_deadline = kNoDeadline;
+}
+
 // Sets `name` to `value` in a table; returns true when it is new. An existing element's
 // deadline is cleared unless `keep_ttl`.
 bool TableSet(CollectionTable& ct, std::string_view name, std::string_view value, bool keep_ttl = false) {
@@ -72,7 +78,7 @@ bool TableSet(CollectionTable& ct, std::string_view name, std::string_view value
   }
   Entry* old = *link;
   int64_t deadline = keep_ttl ? old->deadline() : kNoDeadline;
-  if (!keep_ttl && old->deadline() != kNoDeadline) --ct.volatile_fields;
+  if (!keep_ttl && old->deadline() != kNoDeadline) ForgetFieldDeadline(ct);
   if (value.size() <= old->value_capacity() && old->value_capacity() <= 2 * value.size() + 32) {
     if (!value.empty()) std::memmove(old->mutable_value(), value.data(), value.size());
     old->set_value_len(static_cast<uint32_t>(value.size()));
@@ -87,7 +93,7 @@ bool TableDelete(CollectionTable& ct, std::string_view name) {
   Entry** link = ct.table.FindLink(name, HashKey(name));
   if (link == nullptr) return false;
   Entry* gone = ct.table.UnlinkAt(link);
-  if (gone->deadline() != kNoDeadline) --ct.volatile_fields;
+  if (gone->deadline() != kNoDeadline) ForgetFieldDeadline(ct);
   Entry::Destroy(gone);
   return true;
 }
@@ -513,6 +519,9 @@ int SetFieldDeadline(Db& db, Entry*& e, std::string_view field, int64_t deadline
   if (ct.next_field_deadline == kNoDeadline || deadline_ms < ct.next_field_deadline) {
     ct.next_field_deadline = deadline_ms;
     db.ScheduleFieldExpiry(e->key(), deadline_ms);
+  } else if (ct.next_field_deadline <= now_ms) {
+    // A bound already passed may have no record left: file one for this deadline.
+    db.ScheduleFieldExpiry(e->key(), deadline_ms);
   }
   ct.last_field_deadline = std::max(ct.last_field_deadline, deadline_ms);
   return 1;
@@ -531,7 +540,7 @@ int PersistField(Entry* e, std::string_view field) {
   CollectionTable& ct = TableOf(e);
   Entry** link = ct.table.FindLink(field, HashKey(field));
   (*link)->set_deadline(kNoDeadline);
-  --ct.volatile_fields;
+  ForgetFieldDeadline(ct);
   return 1;
 }
 

@@ -14,7 +14,7 @@ void Db::Track(const Entry* e, uint64_t hash) {
   int64_t d = e->deadline();
   if (d == kNoDeadline) return;
   ++volatile_count_;
-  wheel_.Schedule(hash, d);
+  wheel_.Schedule(hash & ~kFieldRecord, d);
 }
 
 void Db::Untrack(const Entry* e) {
@@ -48,7 +48,7 @@ Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
 void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
   if (engine::hash::PurgeDueFields(e, now_ms) > 0) Touch(e->key());
   int64_t next = engine::hash::NextFieldDeadline(e);
-  if (next != kNoDeadline) wheel_.Schedule(hash, next);
+  if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }
 
 Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms, int64_t now_ms) {
@@ -161,23 +161,23 @@ void Db::Adopt(Entry* entry, int64_t now_ms) {
 }
 
 bool Db::Reclaim(int64_t now_ms, size_t max_records) {
-  auto deadline_of = [this](uint64_t hash, int64_t start, int64_t end) -> std::optional<int64_t> {
+  auto deadline_of = [this](uint64_t payload, int64_t start, int64_t end) -> std::optional<int64_t> {
     std::optional<int64_t> found;
+    uint64_t hash = payload & ~kFieldRecord;
     table_.ForEachInBucketOf(hash, [&](Entry** link) {
       const Entry* e = *link;
-      if (HashKey(e->key()) != hash) return false;
-      // A hash's record may stand for its key's deadline or for its next field deadline.
-      for (int64_t d : {e->deadline(), engine::hash::NextFieldDeadline(e)}) {
-        if (d != kNoDeadline && d >= start && d < end && (!found || d < *found)) found = d;
-      }
+      if ((HashKey(e->key()) & ~kFieldRecord) != hash) return false;
+      int64_t d = (payload & kFieldRecord) ? engine::hash::NextFieldDeadline(e) : e->deadline();
+      if (d != kNoDeadline && d >= start && d < end) found = d;
       return false;
     });
     return found;
   };
-  auto on_due = [this, now_ms](uint64_t hash) {
+  auto on_due = [this, now_ms](uint64_t payload) {
+    uint64_t hash = payload & ~kFieldRecord;
     table_.ForEachInBucketOf(hash, [&](Entry** link) {
       Entry* e = *link;
-      if (HashKey(e->key()) != hash) return false;
+      if ((HashKey(e->key()) & ~kFieldRecord) != hash) return false;
       if (!IsExpired(e, now_ms)) {
         if (engine::hash::HasDueFields(e, now_ms)) PurgeDueFields(e, hash, now_ms);
         return false;

@@ -68,7 +68,9 @@ class Db {
 
   // Files a field deadline of the hash under `key` (engine/collection.h): when it comes up,
   // Reclaim deletes the hash's due fields.
-  void ScheduleFieldExpiry(std::string_view key, int64_t deadline_ms) { wheel_.Schedule(HashKey(key), deadline_ms); }
+  void ScheduleFieldExpiry(std::string_view key, int64_t deadline_ms) {
+    wheel_.Schedule(HashKey(key) | kFieldRecord, deadline_ms);
+  }
   // Files the next field deadline of a hash entry that arrived whole (COPY, RENAME).
   void TrackFields(const Entry* e) {
     int64_t d = engine::hash::NextFieldDeadline(e);
@@ -135,6 +137,12 @@ class Db {
   void RehashStep(size_t buckets) { table_.RehashStep(buckets); }
 
  private:
+  // A wheel record's payload is the key's hash with its top bit telling which deadline it
+  // stands for: clear for the key's own, set for a hash's next field deadline. Buckets use
+  // the low bits, so both find the key; each record answers only for its own deadline, so
+  // neither can be re-filed in place of the other.
+  static constexpr uint64_t kFieldRecord = uint64_t{1} << 63;
+
   // A key is expired at its own deadline, and a hash also once every field has expired.
   static bool IsExpired(const Entry* e, int64_t now_ms) {
     int64_t d = e->deadline();

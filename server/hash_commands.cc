@@ -241,13 +241,14 @@ void CmdHRandField(ShardCommand& c) {
   int64_t count = 0;
   bool with_count = c.args.size() >= 3, with_values = false;
   if (with_count) {
+    // Redis's order: the count's range, then the syntax, then WITHVALUES's tighter range.
     if (!protocol::ParseInt64(c.args[2], &count)) return c.reply.Error(errors::kNotInteger);
+    if (count < -INT64_MAX)
+      return c.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
     if (c.args.size() > 4 || (c.args.size() == 4 && !protocol::EqualsIgnoreCase(AsCString(c.args[3]), "WITHVALUES")))
       return c.reply.Error(errors::kSyntax);
     with_values = c.args.size() == 4;
-    if (count < -INT64_MAX)
-      return c.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-    if (with_values && count < -INT64_MAX / 2) return c.reply.Error("ERR value is out of range");
+    if (with_values && (count < -INT64_MAX / 2 || count > INT64_MAX / 2)) return c.reply.Error("ERR value is out of range");
     // Redis would start writing billions of repeated fields and lose the connection.
     if (count < -kMaxRepeatedPicks) return c.reply.Error("ERR count is too large for one reply");
   }
@@ -272,7 +273,17 @@ void CmdHRandField(ShardCommand& c) {
     bytes += f.size() + (with_values ? v.size() : 0);
   };
   auto header = [&](size_t n) { c.reply.ArrayHeader(with_values && !resp3 ? 2 * n : n); };
-  if (count < 0) {
+  if (count < 0 && !e->owns_table()) {
+    // A packed hash is walked once, not once a pick.
+    std::vector<std::pair<std::string, std::string_view>> all;
+    hash::ForEach(e, [&](std::string_view f, std::string_view v) { all.emplace_back(f, v); });
+    auto n = static_cast<size_t>(-count);
+    header(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& [f, v] = all[NextRandom() % all.size()];
+      reply_pair(f, v);
+    }
+  } else if (count < 0) {
     auto n = static_cast<size_t>(-count);
     std::string buffer;
     header(n);
@@ -422,7 +433,7 @@ void HTtlGeneric(ShardCommand& c, TtlForm form) {
     switch (form) {
       case TtlForm::kTtl: c.reply.Integer((d - c.now_ms + 999) / 1000); break;
       case TtlForm::kPTtl: c.reply.Integer(d - c.now_ms); break;
-      case TtlForm::kExpireTime: c.reply.Integer(d / 1000); break;
+      case TtlForm::kExpireTime: c.reply.Integer((d + 999) / 1000); break;  // rounded up, as Redis 7.4
       case TtlForm::kPExpireTime: c.reply.Integer(d); break;
     }
   }

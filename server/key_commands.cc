@@ -225,10 +225,13 @@ void RenameGeneric(ConnCommand& c, bool only_if_absent) {
       outcome = Outcome::kUnchanged;
       return;
     }
-    Carried carried = Carried::Of(*e);
-    value_bytes = carried.size();
-    from.Erase(src, now);
-    carried.PutInto(to, dst, now);
+    // The value moves as it is: a collection's table changes hands, it is not copied.
+    Entry* moved = from.Extract(src, now);
+    value_bytes = moved->value().size();
+    Entry* renamed = to.Put(dst, moved->value(), moved->type(), moved->deadline(), now);
+    renamed->set_encoding_bits(moved->encoding_bits());
+    Entry::DestroyMoved(moved);
+    to.TrackFields(renamed);
     outcome = Outcome::kRenamed;
   });
   if (outcome == Outcome::kNoSource) {

@@ -131,6 +131,24 @@ void CmdSCard(ShardCommand& c) {
   c.reply.Integer(e ? static_cast<int64_t>(set::Size(e)) : 0);
 }
 
+// Redis builds a union or difference as a new set that starts as an intset: when every
+// member is an integer and they are few enough, its reply lists them in ascending order.
+void SortLikeIntSet(std::vector<std::string>* members, size_t intset_limit) {
+  if (members->size() > intset_limit) return;
+  std::vector<std::pair<int64_t, size_t>> ints;
+  ints.reserve(members->size());
+  for (size_t i = 0; i < members->size(); ++i) {
+    int64_t v;
+    if (!engine::ParseCanonicalInt((*members)[i], &v)) return;
+    ints.emplace_back(v, i);
+  }
+  std::sort(ints.begin(), ints.end());
+  std::vector<std::string> sorted;
+  sorted.reserve(members->size());
+  for (auto& [v, i] : ints) sorted.push_back(std::move((*members)[i]));
+  *members = std::move(sorted);
+}
+
 // `n` distinct random members (n < size): a partial Fisher-Yates shuffle.
 std::vector<std::string> DistinctRandom(const Entry* e, size_t n) {
   std::vector<std::string> all = Members(e);
@@ -163,8 +181,14 @@ void CmdSPop(ShardCommand& c) {
     return c.reply.SetHeader(0);
   }
   size_t size = set::Size(e);
-  std::vector<std::string> popped =
-      static_cast<size_t>(count) >= size ? Members(e) : DistinctRandom(e, static_cast<size_t>(count));
+  std::vector<std::string> popped;
+  if (static_cast<size_t>(count) >= size) {
+    // Redis answers the whole set as SUNION would: an intset's order when it can be one.
+    popped = Members(e);
+    SortLikeIntSet(&popped, c.server.collection_limits().set_max_intset_entries);
+  } else {
+    popped = DistinctRandom(e, static_cast<size_t>(count));
+  }
   c.reply.SetHeader(popped.size());
   size_t bytes = 0;
   for (const std::string& m : popped) {
@@ -202,9 +226,12 @@ void CmdSRandMember(ShardCommand& c) {
   size_t size = set::Size(e), bytes = c.args[1].size();
   if (count < 0) {
     auto n = static_cast<size_t>(-count);
+    // A packed set is walked once, not once a pick.
+    std::vector<std::string> all;
+    if (!e->owns_table()) all = Members(e);
     c.reply.ArrayHeader(n);
     for (size_t i = 0; i < n; ++i) {
-      std::string_view m = set::Random(e, NextRandom(), &buffer);
+      std::string_view m = all.empty() ? set::Random(e, NextRandom(), &buffer) : all[NextRandom() % all.size()];
       bytes += m.size();
       c.reply.Bulk(m);
     }
@@ -289,24 +316,6 @@ enum class SetOp { kInter, kUnion, kDiff };
 
 // The members of the operation over `sets` (none absent for kInter), in Redis's order: an
 // intersection walks the smallest set; a union or difference is built as a set first.
-// Redis builds a union or difference as a new set that starts as an intset: when every
-// member is an integer and they are few enough, its reply lists them in ascending order.
-void SortLikeIntSet(std::vector<std::string>* members, size_t intset_limit) {
-  if (members->size() > intset_limit) return;
-  std::vector<std::pair<int64_t, size_t>> ints;
-  ints.reserve(members->size());
-  for (size_t i = 0; i < members->size(); ++i) {
-    int64_t v;
-    if (!engine::ParseCanonicalInt((*members)[i], &v)) return;
-    ints.emplace_back(v, i);
-  }
-  std::sort(ints.begin(), ints.end());
-  std::vector<std::string> sorted;
-  sorted.reserve(members->size());
-  for (auto& [v, i] : ints) sorted.push_back(std::move((*members)[i]));
-  *members = std::move(sorted);
-}
-
 std::vector<std::string> Compute(SetOp op, const std::vector<Entry*>& sets, size_t intset_limit, size_t limit = 0) {
   std::vector<std::string> out;
   if (op == SetOp::kInter) {

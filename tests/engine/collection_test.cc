@@ -318,6 +318,58 @@ TEST(CollectionTest, FieldDeadlinesHideFieldsAtTheirMillisecondAndReclaimDropsTh
   EXPECT_EQ(db.expiry_stats().expired_keys, 1u);
 }
 
+TEST(CollectionTest, AFieldTtlSetAfterTheLastOneWasClearedIsStillReclaimed) {
+  Db db(0);
+  CollectionLimits limits;
+  Entry* e = hash::Create(db, "h", 0);
+  hash::Set(db, e, "f", "v", limits);
+  hash::SetFieldDeadline(db, e, "f", 100, hash::TtlCondition::kAlways, 0, limits);
+  EXPECT_EQ(hash::PersistField(e, "f"), 1);
+  while (db.Reclaim(200, 100)) {
+  }
+  e = db.Find("h", 200);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(hash::SetFieldDeadline(db, e, "f", 300, hash::TtlCondition::kAlways, 200, limits), 1);
+  while (db.Reclaim(1000, 100)) {
+  }
+  EXPECT_EQ(db.stored(), 0u);
+}
+
+TEST(CollectionTest, KeyAndFieldDeadlinesInOneWheelSlotKeepTheirOwnRecords) {
+  CollectionLimits limits;
+  {
+    // The field deadline first, the key's in the same upper-level slot.
+    Db db(0);
+    Entry* e = hash::Create(db, "h", 0);
+    hash::Set(db, e, "f", "1", limits);
+    hash::Set(db, e, "g", "2", limits);
+    e = db.SetDeadline(e, 102000, 0);
+    hash::SetFieldDeadline(db, e, "f", 100000, hash::TtlCondition::kAlways, 0, limits);
+    while (db.Reclaim(100000, 100)) {
+    }
+    EXPECT_EQ(db.stored(), 1u);
+    while (db.Reclaim(200000, 100)) {
+    }
+    EXPECT_EQ(db.stored(), 0u);
+  }
+  {
+    // The key deadline first, then removed: the field's record must survive.
+    Db db(0);
+    Entry* e = hash::Create(db, "h", 0);
+    hash::Set(db, e, "f", "1", limits);
+    e = db.SetDeadline(e, 100000, 0);
+    hash::SetFieldDeadline(db, e, "f", 102000, hash::TtlCondition::kAlways, 0, limits);
+    while (db.Reclaim(99000, 100)) {
+    }
+    e = db.Find("h", 99000);
+    ASSERT_NE(e, nullptr);
+    db.SetDeadline(e, kNoDeadline, 99000);
+    while (db.Reclaim(200000, 100)) {
+    }
+    EXPECT_EQ(db.stored(), 0u);
+  }
+}
+
 TEST(CollectionTest, AFieldTtlCostsItsEightByteDeadline) {
   Db db(kNow);
   CollectionLimits limits;

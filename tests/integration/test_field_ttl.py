@@ -139,6 +139,25 @@ def test_hexpire_conditions_and_replies(raw):
     assert raw.call("HTTL", "nokey", "FIELDS", 1, "a") == [-2]
 
 
+def test_hexpiretime_rounds_up(raw):
+    raw.call("HSET", "h", "f", "v")
+    assert raw.call("HPEXPIREAT", "h", 4102444800500, "FIELDS", 1, "f") == [1]
+    assert raw.call("HEXPIRETIME", "h", "FIELDS", 1, "f") == [4102444801]
+    assert raw.call("HPEXPIRETIME", "h", "FIELDS", 1, "f") == [4102444800500]
+
+
+def test_a_field_ttl_set_again_after_persist_is_reclaimed_in_the_background(raw, frozen):
+    raw.call("FLUSHALL")
+    raw.call("HSET", "h", "f", "v")
+    raw.call("HPEXPIRE", "h", 100, "FIELDS", 1, "f")
+    raw.call("HPERSIST", "h", "FIELDS", 1, "f")
+    raw.call("DEBUG", "ADVANCE", 300)
+    assert raw.call("DBSIZE") == 1
+    raw.call("HPEXPIRE", "h", 100, "FIELDS", 1, "f")
+    raw.call("DEBUG", "ADVANCE", 500)
+    assert raw.call("DBSIZE") == 0
+
+
 def test_hset_clears_a_field_ttl_and_hincrby_keeps_it(raw):
     raw.call("HSET", "h", "n", "1", "s", "x")
     raw.call("HEXPIRE", "h", 100, "FIELDS", 2, "n", "s")
