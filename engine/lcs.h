@@ -30,9 +30,13 @@ struct LcsResult {
   std::vector<LcsMatch> matches;   // when asked for: last run first, as Redis emits them
 };
 
-// Bytes the table for strings of these lengths needs.
+// Bytes the table for strings of these lengths needs; UINT64_MAX when that overflows.
 inline uint64_t LcsTableBytes(size_t a_len, size_t b_len) {
-  return (static_cast<uint64_t>(a_len) + 1) * (static_cast<uint64_t>(b_len) + 1) * sizeof(uint32_t);
+  uint64_t cells = 0, bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(a_len) + 1, static_cast<uint64_t>(b_len) + 1, &cells) ||
+      __builtin_mul_overflow(cells, uint64_t{sizeof(uint32_t)}, &bytes))
+    return UINT64_MAX;
+  return bytes;
 }
 
 // nullopt when the table cannot be allocated. Runs shorter than `min_match_len` are left

@@ -194,7 +194,8 @@ bool ParseFieldType(std::string_view arg, bool* is_signed, unsigned* bits) {
 }
 
 // Runs one SET or INCRBY on `p` and replies its result (nil when OVERFLOW FAIL refuses it).
-// Returns whether the field was written.
+// Returns whether the field changed: as in Redis 7.0, a write of the value already there is
+// no change for WATCH.
 bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) {
   bool incr = op.kind == FieldOp::kIncrBy;
   if (op.is_signed) {
@@ -210,7 +211,7 @@ bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) 
     if (overflow && op.overflow == bitops::Overflow::kFail) return reply.Null(), false;
     reply.Integer(incr ? next : old);
     bitops::SetField(p, op.offset, op.bits, static_cast<uint64_t>(next));
-    return true;
+    return bitops::GetSignedField(p, op.offset, op.bits) != old;
   }
   uint64_t old = bitops::GetUnsignedField(p, op.offset, op.bits), wrapped = 0, next = 0;
   int overflow = 0;
@@ -224,7 +225,7 @@ bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) 
   if (overflow && op.overflow == bitops::Overflow::kFail) return reply.Null(), false;
   reply.Integer(static_cast<int64_t>(incr ? next : old));
   bitops::SetField(p, op.offset, op.bits, next);
-  return true;
+  return bitops::GetUnsignedField(p, op.offset, op.bits) != old;
 }
 
 // Every operation is parsed (and every error found) before the key is looked up; the
@@ -338,8 +339,10 @@ void CmdBitop(ConnCommand& c) {
   // Sources and destination in one step: no client sees the destination written from a
   // half-updated set of sources.
   shards.RunHolding(groups.shards, [&] {
-    std::vector<std::string> values;
-    values.reserve(c.args.size() - 3);
+    // Views straight into the sources: finding another key never moves an entry already
+    // found, and the result is built before the destination is written.
+    std::vector<std::string_view> views;
+    views.reserve(c.args.size() - 3);
     for (size_t i = 3; i < c.args.size(); ++i) {
       engine::Shard& shard = shards.shard(shards.ShardFor(c.args[i]));
       Entry* e = FindKey(shard, shard.db(db), c.args[i], now, Lookup::kRead);
@@ -347,10 +350,10 @@ void CmdBitop(ConnCommand& c) {
         wrong_type = true;
         return;
       }
+      if (e) e->set_touched(static_cast<uint16_t>(now / 1000));
       ru += engine::RuCharge(engine::RuOp::kRead, c.args[i].size() + (e ? e->value().size() : 0));
-      values.emplace_back(e ? e->value() : std::string_view());
+      views.emplace_back(e ? e->value() : std::string_view());
     }
-    std::vector<std::string_view> views(values.begin(), values.end());
     std::string result = bitops::Combine(op, views);
     result_len = result.size();
     engine::Db& to = shards.shard(shards.ShardFor(dest)).db(db);
@@ -384,7 +387,10 @@ void CmdLcs(ConnCommand& c) {
       Entry* e = FindKey(shard, shard.db(db), key, now, Lookup::kRead);
       if (e && e->type() != ValueType::kString) wrong_type = true;
       c.charge.Add(engine::RuOp::kRead, key.size() + (e ? e->value().size() : 0));
-      if (e && !wrong_type) out->assign(e->value());
+      if (e && !wrong_type) {
+        e->set_touched(static_cast<uint16_t>(now / 1000));
+        out->assign(e->value());
+      }
     };
     read(c.args[1], &a);
     read(c.args[2], &b);

@@ -216,6 +216,13 @@ SCENARIOS = {
         (0, "WATCH", "k"), (1, "SETBIT", "k", "3", "0"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
         (0, "WATCH", "k"), (1, "SETBIT", "k", "100", "0"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
         (0, "WATCH", "k"), (1, "BITFIELD", "k", "SET", "u8", "0", "7"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
+        # a BITFIELD write of the value already there is no change either
+        (0, "WATCH", "k"), (1, "BITFIELD", "k", "SET", "u8", "0", "7"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
+        (0, "WATCH", "k"), (1, "BITFIELD", "k", "INCRBY", "i4", "0", "0"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
+        (0, "WATCH", "k"), (1, "BITFIELD", "k", "OVERFLOW", "SAT", "INCRBY", "u8", "0", "-100"), (0, "MULTI"),
+        (0, "PING"), (0, "EXEC"),
+        (0, "WATCH", "k"), (1, "BITFIELD", "k", "OVERFLOW", "SAT", "INCRBY", "u8", "0", "-100"), (0, "MULTI"),
+        (0, "PING"), (0, "EXEC"),
         (0, "WATCH", "d"), (1, "BITOP", "AND", "d", "k", "k"), (0, "MULTI"), (0, "PING"), (0, "EXEC"),
         (0, "WATCH", "k"), (1, "BITCOUNT", "k"), (1, "BITFIELD_RO", "k", "GET", "u8", "0"), (1, "LCS", "k", "d"),
         (0, "MULTI"), (0, "PING"), (0, "EXEC"),
