@@ -107,7 +107,8 @@ std::string Combine(BitOp op, std::span<const std::string_view> sources) {
   std::string out(max_len, '\0');
   if (max_len == 0 || sources.empty()) return out;
   auto* dst = reinterpret_cast<uint8_t*>(out.data());
-  std::memcpy(dst, sources[0].data(), sources[0].size());
+  // A missing key is an empty view whose data() may be null: copy only real bytes.
+  if (!sources[0].empty()) std::memcpy(dst, sources[0].data(), sources[0].size());
   if (op == BitOp::kNot) {
     for (size_t i = 0; i < max_len; ++i) dst[i] = static_cast<uint8_t>(~dst[i]);
     return out;

@@ -282,3 +282,20 @@ TEST(LcsTest, RunsSpellTheSubsequence) {
 
 }  // namespace
 }  // namespace lapse::engine
+
+namespace lapse::engine {
+namespace {
+
+// BITOP passes a missing key as a default string_view, whose data() is null.
+TEST(BitopsTest, CombineTakesAMissingKeyAsEmpty) {
+  std::string_view none;
+  std::string_view one("\x0f", 1);
+  std::string_view sources[] = {none, one};
+  EXPECT_EQ(bitops::Combine(bitops::BitOp::kOr, sources), std::string("\x0f", 1));
+  EXPECT_EQ(bitops::Combine(bitops::BitOp::kAnd, sources), std::string("\x00", 1));
+  std::string_view only_none[] = {none};
+  EXPECT_EQ(bitops::Combine(bitops::BitOp::kNot, only_none), "");
+}
+
+}  // namespace
+}  // namespace lapse::engine
