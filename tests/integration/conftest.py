@@ -131,3 +131,10 @@ def raw2(clean):
     c = clean.client()
     yield c
     c.close()
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    """Debian's redis-server for a module's differential tests (a module may define its own)."""
+    with running_server(kind="redis") as srv:
+        yield srv

@@ -10,7 +10,6 @@ import shutil
 
 import pytest
 
-from conftest import running_server
 from lapse_harness import RawClient
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -252,12 +251,6 @@ def run_scenario(port, steps, clients=2):
     finally:
         for c in conns:
             c.close()
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    with running_server(kind="redis") as srv:
-        yield srv
 
 
 @needs_redis

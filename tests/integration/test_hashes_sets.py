@@ -12,7 +12,6 @@ import shutil
 import pytest
 import redis
 
-from conftest import running_server
 from lapse_harness import RawClient, RespError as E, parse_reply
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -221,12 +220,6 @@ def run_scenario(port, steps):
         return out
     finally:
         conn.close()
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    with running_server(kind="redis") as srv:
-        yield srv
 
 
 @needs_redis

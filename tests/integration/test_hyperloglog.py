@@ -11,7 +11,6 @@ import shutil
 import pytest
 import redis
 
-from conftest import running_server
 from lapse_harness import RawClient
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -312,12 +311,6 @@ def run_scenario(port, steps, clients=2):
         conns[0].call("CONFIG", "SET", "hll-sparse-max-bytes", "3000")
         for c in conns:
             c.close()
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    with running_server(kind="redis") as srv:
-        yield srv
 
 
 def short(step):
