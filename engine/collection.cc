@@ -8,37 +8,13 @@
 
 #include "engine/db.h"
 #include "engine/hash.h"
+#include "engine/list.h"
+#include "engine/packed.h"
+#include "engine/zset.h"
 
 namespace lapse::engine {
 
-namespace {
-
-// ---- Packed bytes ----
-
-size_t VarintSize(size_t n) {
-  size_t bytes = 1;
-  while (n >= 0x80) n >>= 7, ++bytes;
-  return bytes;
-}
-
-void AppendVarint(std::string* out, size_t n) {
-  while (n >= 0x80) {
-    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
-    n >>= 7;
-  }
-  out->push_back(static_cast<char>(n));
-}
-
-void AppendPacked(std::string* out, std::string_view element) {
-  AppendVarint(out, element.size());
-  out->append(element);
-}
-
-size_t PackedSize(std::string_view element) { return VarintSize(element.size()) + element.size(); }
-
-// Replaces value bytes [pos, pos + old_len) of `e` with `with`, which must not point into
-// the entry. May reallocate the entry.
-Entry* Splice(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with) {
+Entry* SpliceValue(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with) {
   size_t size = e->value().size();
   size_t new_size = size - old_len + with.size();
   if (new_size > size) e = db.ReserveValue(e, new_size);
@@ -48,6 +24,8 @@ Entry* Splice(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view wit
   e->set_value_len(static_cast<uint32_t>(new_size));
   return e;
 }
+
+namespace {
 
 // Rewrites an entry's value bytes to hold `table` (whose ownership passes to the entry).
 Entry* InstallTable(Db& db, Entry* e, CollectionTable* table) {
@@ -241,10 +219,23 @@ bool PackedReader::Next(std::string_view* element) {
   return true;
 }
 
-void DestroyTable(std::string_view pointer_bytes) {
+namespace {
+void DestroyCollectionTable(std::string_view pointer_bytes) {
   CollectionTable* t;
   std::memcpy(&t, pointer_bytes.data(), sizeof t);
   delete t;
+}
+}  // namespace
+
+void DestroyTable(const Entry* e) {
+  switch (e->type()) {
+    case ValueType::kList:
+      return list::DestroyTable(e);
+    case ValueType::kZSet:
+      return zset::DestroyTable(e);
+    default:
+      return DestroyCollectionTable(e->value());
+  }
 }
 
 CollectionTable& TableOf(const Entry* e) {
@@ -254,6 +245,8 @@ CollectionTable& TableOf(const Entry* e) {
 }
 
 const char* EncodingName(const Entry* e) {
+  if (e->type() == ValueType::kList) return list::EncodingName(e);
+  if (e->type() == ValueType::kZSet) return zset::EncodingName(e);
   switch (e->collection_encoding()) {
     case CollectionEncoding::kPacked:
       return e->type() == ValueType::kHash ? "listpack" : "hashtable";
@@ -267,6 +260,8 @@ const char* EncodingName(const Entry* e) {
 
 size_t TableBytes(const Entry* e) {
   if (!e->owns_table()) return 0;
+  if (e->type() == ValueType::kList) return list::TableBytes(e);
+  if (e->type() == ValueType::kZSet) return zset::TableBytes(e);
   const KvTable& t = TableOf(e).table;
   size_t bytes = sizeof(CollectionTable) + t.BucketBytes();
   TableForEach(t, [&](const Entry* elem) { bytes += elem->AllocatedBytes(); });
@@ -278,6 +273,11 @@ ValueCopy::ValueCopy(const Entry& e) : type_(e.type()), encoding_bits_(e.encodin
     bytes_ = std::string(e.value());
     return;
   }
+  owns_table_ = true;
+  if (e.type() == ValueType::kList || e.type() == ValueType::kZSet) {
+    bytes_ = e.type() == ValueType::kList ? list::CopyTable(&e) : zset::CopyTable(&e);
+    return;
+  }
   const CollectionTable& from = TableOf(&e);
   auto* copy = new CollectionTable;
   copy->volatile_fields = from.volatile_fields;
@@ -287,12 +287,11 @@ ValueCopy::ValueCopy(const Entry& e) : type_(e.type()), encoding_bits_(e.encodin
     copy->table.Insert(Entry::Create(elem->key(), elem->value(), ValueType::kString, elem->deadline()), HashKey(elem->key()));
   });
   bytes_.assign(reinterpret_cast<const char*>(&copy), sizeof copy);
-  owns_table_ = true;
 }
 
 ValueCopy& ValueCopy::operator=(ValueCopy&& other) noexcept {
   if (this == &other) return *this;
-  if (owns_table_) DestroyTable(bytes_);
+  if (owns_table_) DestroyCopy();
   bytes_ = std::move(other.bytes_);
   type_ = other.type_;
   encoding_bits_ = other.encoding_bits_;
@@ -302,7 +301,14 @@ ValueCopy& ValueCopy::operator=(ValueCopy&& other) noexcept {
 }
 
 ValueCopy::~ValueCopy() {
-  if (owns_table_) DestroyTable(bytes_);
+  if (owns_table_) DestroyCopy();
+}
+
+void ValueCopy::DestroyCopy() {
+  // The copy's bytes are a table pointer, as an entry's value would hold.
+  Entry* holder = Entry::Create({}, bytes_, type_, kNoDeadline);
+  holder->set_encoding_bits(encoding_bits_);
+  Entry::Destroy(holder);
 }
 
 bool ParseCanonicalInt(std::string_view s, int64_t* out) {
@@ -443,12 +449,12 @@ bool Set(Db& db, Entry*& e, std::string_view field, std::string_view value, cons
   while (r.Next(&f, &v)) {
     if (f != field) continue;
     AppendPacked(&encoded, value);
-    e = Splice(db, e, r.value_begin(), r.offset() - r.value_begin(), encoded);
+    e = SpliceValue(db, e, r.value_begin(), r.offset() - r.value_begin(), encoded);
     return false;
   }
   AppendField(&encoded, r.field(), field);
   AppendPacked(&encoded, value);
-  e = Splice(db, e, e->value().size(), 0, encoded);
+  e = SpliceValue(db, e, e->value().size(), 0, encoded);
   if (Size(e) > limits.hash_max_listpack_entries) e = ConvertToTable(db, e);
   return true;
 }
@@ -697,7 +703,7 @@ bool Add(Db& db, Entry*& e, std::string_view member, const CollectionLimits& lim
   }
   std::string encoded;
   AppendPacked(&encoded, member);
-  e = Splice(db, e, e->value().size(), 0, encoded);
+  e = SpliceValue(db, e, e->value().size(), 0, encoded);
   return true;
 }
 
@@ -722,7 +728,7 @@ bool Remove(Db& db, Entry*& e, std::string_view member) {
   }
   size_t b, end;
   if (!FindPacked(e, member, &b, &end)) return false;
-  e = Splice(db, e, b, end - b, {});
+  e = SpliceValue(db, e, b, end - b, {});
   return true;
 }
 

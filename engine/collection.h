@@ -48,6 +48,11 @@ struct CollectionLimits {
   size_t hash_max_listpack_entries = 128;
   size_t hash_max_listpack_value = 64;
   size_t set_max_intset_entries = 512;
+  // Redis's list-max-listpack-size: > 0 caps a list node's elements, -1..-5 its bytes
+  // (4, 8, 16, 32 or 64 KiB).
+  int64_t list_max_listpack_size = -2;
+  size_t zset_max_listpack_entries = 128;
+  size_t zset_max_listpack_value = 64;
 };
 
 // lapse's own limits for packed sets of strings (reported as "hashtable").
@@ -65,8 +70,9 @@ struct CollectionTable {
   int64_t last_field_deadline = kNoDeadline;  // >= every field deadline (an upper bound)
 };
 
-// For Entry::Destroy: frees the table whose pointer `pointer_bytes` holds.
-void DestroyTable(std::string_view pointer_bytes);
+// For Entry::Destroy: frees the big structure an entry of any collection type owns.
+void DestroyTable(const Entry* e);
+// A hash's or set's table.
 CollectionTable& TableOf(const Entry* e);
 
 // What OBJECT ENCODING answers for a collection.
@@ -91,6 +97,8 @@ class ValueCopy {
   void Release() { owns_table_ = false; }
 
  private:
+  void DestroyCopy();
+
   std::string bytes_;
   ValueType type_ = ValueType::kString;
   uint8_t encoding_bits_ = 0;

@@ -32,7 +32,7 @@ Entry* Entry::Create(std::string_view key, std::string_view value, ValueType typ
 }
 
 void Entry::Destroy(Entry* e) {
-  if (e->owns_table()) DestroyTable(e->value());
+  if (e->owns_table()) DestroyTable(e);
   std::free(e);
 }
 

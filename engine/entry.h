@@ -11,7 +11,8 @@
 // the entire cost of having a TTL. Entries are only ever referenced from their bucket chain
 // (the wheel holds key hashes, not pointers), so an entry may be reallocated freely.
 //
-// For strings the value bytes are the string itself. A small collection (hash, set) keeps its
+// For strings the value bytes are the string itself. A small collection (hash, set, list,
+// sorted set) keeps its
 // elements in the value bytes too, packed (engine/collection.h), so it costs no allocation
 // beyond its entry; a large one keeps an 8-byte pointer to its own table there, which the
 // entry owns (Destroy frees it).
@@ -23,13 +24,13 @@
 
 namespace lapse::engine {
 
-enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2 };
+enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2, kList = 3, kZSet = 4 };
 
 // How a collection's elements lie in its entry's value bytes (engine/collection.h).
 enum class CollectionEncoding : uint8_t {
   kPacked = 0,  // length-prefixed elements in insertion order (hash: field, value, ...)
   kIntSet = 1,  // sorted integers of one width (sets whose members are all integers)
-  kTable = 2,   // an 8-byte pointer to a CollectionTable the entry owns
+  kTable = 2,   // an 8-byte pointer to the type's own big structure, which the entry owns
 };
 
 inline constexpr int64_t kNoDeadline = 0;

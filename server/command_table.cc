@@ -70,6 +70,8 @@ CommandTable BuildCommandTable() {
   RegisterFunctionCommands(table);
   RegisterMemoryCommands(table);
   RegisterHllCommands(table);
+  RegisterListCommands(table);
+  RegisterZSetCommands(table);
   return table;
 }
 

@@ -110,6 +110,7 @@ enum CommandFlags : uint32_t {
   kNoScript = 1 << 14,     // refused from redis.call (Redis's noscript: MULTI, EVAL, AUTH, ...)
   kSumsCharges = 1 << 15,  // charged what the commands it runs cost (EVAL: its redis.calls)
   kAllowBusy = 1 << 16,    // served while a script is busy (Redis's allow_busy)
+  kBlocking = 1 << 17,     // may block the client (BLPOP, BZPOPMIN, ...): Redis's @blocking
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
@@ -193,6 +194,8 @@ void RegisterMemoryCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterHllCommands(CommandTable& table);
+void RegisterListCommands(CommandTable& table);
+void RegisterZSetCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -218,6 +218,12 @@ const std::vector<Option>& Options() {
       MemOption("hash-max-listpack-value", &Settings::hash_max_listpack_value),
       MemOption("hash-max-ziplist-value", &Settings::hash_max_listpack_value),
       IntOption("set-max-intset-entries", true, &Settings::set_max_intset_entries, 0, INT64_MAX),
+      IntOption("list-max-listpack-size", true, &Settings::list_max_listpack_size, INT32_MIN, INT32_MAX),
+      IntOption("list-max-ziplist-size", true, &Settings::list_max_listpack_size, INT32_MIN, INT32_MAX),
+      IntOption("zset-max-listpack-entries", true, &Settings::zset_max_listpack_entries, 0, INT64_MAX),
+      IntOption("zset-max-ziplist-entries", true, &Settings::zset_max_listpack_entries, 0, INT64_MAX),
+      MemOption("zset-max-listpack-value", &Settings::zset_max_listpack_value),
+      MemOption("zset-max-ziplist-value", &Settings::zset_max_listpack_value),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
@@ -426,6 +432,9 @@ std::string Config::Usage() {
          "  --hash-max-listpack-entries N  a hash with more fields leaves the packed layout (512)\n"
          "  --hash-max-listpack-value BYTES  a longer field or value moves a hash to a table (64)\n"
          "  --set-max-intset-entries N  a set of more integers leaves the intset layout (512)\n"
+         "  --list-max-listpack-size N  a list node's elements (N > 0) or bytes (-1..-5: 4..64 KiB) (-2)\n"
+         "  --zset-max-listpack-entries N  a sorted set with more members leaves the packed layout (128)\n"
+         "  --zset-max-listpack-value BYTES  a longer member moves a sorted set to a skiplist (64)\n"
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "Config file only:\n"

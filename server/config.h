@@ -57,6 +57,9 @@ struct Settings {
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;
   int64_t set_max_intset_entries = 512;
+  int64_t list_max_listpack_size = -2;  // > 0: elements per list node; -1..-5: 4..64 KiB per node
+  int64_t zset_max_listpack_entries = 128;
+  int64_t zset_max_listpack_value = 64;
   int64_t hll_sparse_max_bytes = 3000;  // a sparse HyperLogLog longer than this turns dense
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";

@@ -40,6 +40,10 @@ const char* TypeName(ValueType t) {
       return "hash";
     case ValueType::kSet:
       return "set";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kZSet:
+      return "zset";
   }
   return "none";
 }

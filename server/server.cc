@@ -83,6 +83,9 @@ void Server::ApplySettings() {
   hash_max_listpack_entries_.store(static_cast<size_t>(live.hash_max_listpack_entries), std::memory_order_relaxed);
   hash_max_listpack_value_.store(static_cast<size_t>(live.hash_max_listpack_value), std::memory_order_relaxed);
   set_max_intset_entries_.store(static_cast<size_t>(live.set_max_intset_entries), std::memory_order_relaxed);
+  list_max_listpack_size_.store(live.list_max_listpack_size, std::memory_order_relaxed);
+  zset_max_listpack_entries_.store(static_cast<size_t>(live.zset_max_listpack_entries), std::memory_order_relaxed);
+  zset_max_listpack_value_.store(static_cast<size_t>(live.zset_max_listpack_value), std::memory_order_relaxed);
   hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
   output_hard_.store(live.output_limit_normal.hard, std::memory_order_relaxed);
   output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);

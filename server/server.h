@@ -105,7 +105,8 @@ class Server {
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
   engine::CollectionLimits collection_limits() const {
     return {hash_max_listpack_entries_.load(std::memory_order_relaxed), hash_max_listpack_value_.load(std::memory_order_relaxed),
-            set_max_intset_entries_.load(std::memory_order_relaxed)};
+            set_max_intset_entries_.load(std::memory_order_relaxed), list_max_listpack_size_.load(std::memory_order_relaxed),
+            zset_max_listpack_entries_.load(std::memory_order_relaxed), zset_max_listpack_value_.load(std::memory_order_relaxed)};
   }
   size_t hll_sparse_max_bytes() const { return static_cast<size_t>(hll_sparse_max_bytes_.load(std::memory_order_relaxed)); }
   OutputBufferLimit output_limit() const {
@@ -172,6 +173,8 @@ class Server {
   std::atomic<int64_t> query_buffer_limit_{0};
   std::atomic<int64_t> max_bulk_len_{0};
   std::atomic<size_t> hash_max_listpack_entries_{512}, hash_max_listpack_value_{64}, set_max_intset_entries_{512};
+  std::atomic<int64_t> list_max_listpack_size_{-2};
+  std::atomic<size_t> zset_max_listpack_entries_{128}, zset_max_listpack_value_{64};
   std::atomic<int64_t> hll_sparse_max_bytes_{3000};
   std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
   std::atomic<int64_t> maxmemory_{0};

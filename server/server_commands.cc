@@ -40,6 +40,7 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   if (spec.flags & kAdmin) flags.push_back("admin");
   if (spec.flags & kFast) flags.push_back("fast");
   if (spec.flags & kNoAuth) flags.push_back("no_auth");
+  if (spec.flags & kBlocking) flags.push_back("blocking");
   r.SetHeader(flags.size());
   for (const char* f : flags) r.SimpleString(f);
 }
@@ -60,9 +61,12 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (spec.group == "bitmap") out.push_back("@bitmap");
   if (spec.group == "hyperloglog") out.push_back("@hyperloglog");
   if (spec.group == "hash") out.push_back("@hash");
+  if (spec.group == "list") out.push_back("@list");
   if (spec.group == "set") out.push_back("@set");
+  if (spec.group == "sorted-set") out.push_back("@sortedset");
   if (f & kAdmin) out.push_back("@admin");
   out.push_back(f & kFast ? "@fast" : "@slow");
+  if (f & kBlocking) out.push_back("@blocking");
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
   if (f & kConnection) out.push_back("@connection");
   if (spec.group == "transactions") out.push_back("@transaction");
