@@ -330,3 +330,39 @@ void Db::TouchAllWatched(const Db* replacement, int64_t now_ms) {
 size_t Db::MemoryEstimate() const { return table_.BucketBytes() + wheel_.size() * sizeof(uint64_t); }
 
 }  // namespace lapse::engine
+
+namespace lapse::engine {
+
+std::vector<ReadyKey>& ReadyKeys() {
+  thread_local std::vector<ReadyKey> ready;
+  return ready;
+}
+
+void Db::SignalReady(std::string_view key) {
+  if (blocked_.find(key) != blocked_.end()) ReadyKeys().push_back({shard_, index_, std::string(key)});
+}
+
+void Db::AddBlocked(std::string_view key) {
+  auto it = blocked_.find(key);
+  if (it == blocked_.end()) {
+    blocked_.emplace(std::string(key), 1);
+  } else {
+    ++it->second;
+  }
+}
+
+void Db::RemoveBlocked(std::string_view key) {
+  auto it = blocked_.find(key);
+  if (it != blocked_.end() && --it->second == 0) blocked_.erase(it);
+}
+
+void Db::SwapBlocked(Db& other) {
+  std::swap(blocked_, other.blocked_);
+  std::swap(shard_, other.shard_);
+  std::swap(index_, other.index_);
+  for (Db* db : {this, &other}) {
+    for (const auto& [key, clients] : db->blocked_) ReadyKeys().push_back({db->shard_, db->index_, key});
+  }
+}
+
+}  // namespace lapse::engine

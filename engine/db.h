@@ -36,6 +36,17 @@ struct ExpiryStats {
   uint64_t expired_lag_max_ms = 0;
 };
 
+// A key some client blocks on (BLPOP, ...) that a write touched: the thread that made the
+// write serves its waiters once the command is over (server/blocking.h). Where the key lives
+// is given by shard and database index, which outlive any pointer into the Db.
+struct ReadyKey {
+  uint32_t shard;
+  uint32_t db;
+  std::string key;
+};
+// The calling thread's ready keys, in the order the writes happened.
+std::vector<ReadyKey>& ReadyKeys();
+
 class Db {
  public:
   explicit Db(int64_t now_ms = 0) : wheel_(now_ms) {}
@@ -122,6 +133,7 @@ class Db {
   // call it themselves; a command that edits a value in place calls it too.
   void Touch(std::string_view key) {
     if (!watched_.empty()) [[unlikely]] TouchWatchers(key);
+    if (!blocked_.empty()) [[unlikely]] SignalReady(key);
   }
   // Before this database's contents are replaced by `replacement`'s (SWAPDB) or dropped
   // (nullptr: FLUSHDB, FLUSHALL): touches the watched keys whose value that changes.
@@ -129,6 +141,18 @@ class Db {
   // SWAPDB swaps contents, not watches: a client keeps watching the database it selected.
   void SwapWatches(Db& other) { std::swap(watched_, other.watched_); }
   size_t watched_keys() const { return watched_.size(); }
+
+  // ---- Blocked clients (server/blocking.h) ----
+  // Where this Db sits (its shard and index), for the ReadyKeys it reports.
+  void SetLocation(uint32_t shard, uint32_t index) { shard_ = shard, index_ = index; }
+  // Counts one more (or one fewer) client blocked on `key`; while any is, every change to
+  // the key adds it to ReadyKeys().
+  void AddBlocked(std::string_view key);
+  void RemoveBlocked(std::string_view key);
+  // SWAPDB: blocked clients stay with their database index, as watches do; every key they
+  // wait on may now hold something else, so each is reported ready.
+  void SwapBlocked(Db& other);
+  size_t blocked_keys() const { return blocked_.size(); }
 
   const ExpiryStats& expiry_stats() const { return expiry_stats_; }
   void ResetExpiryStats() { expiry_stats_ = {}; }
@@ -158,6 +182,7 @@ class Db {
   // to watchers), then destroys it.
   void DestroyExpired(Entry* e);
   void TouchWatchers(std::string_view key);
+  void SignalReady(std::string_view key);
   void Track(const Entry* e, uint64_t hash);
   void Untrack(const Entry* e);
 
@@ -171,6 +196,9 @@ class Db {
     size_t operator()(std::string_view k) const { return HashKey(k); }
   };
   std::unordered_map<std::string, std::vector<KeyWatch>, KeyHash, std::equal_to<>> watched_;
+  std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> blocked_;  // key -> clients
+  uint32_t shard_ = 0;
+  uint32_t index_ = 0;
 };
 
 }  // namespace lapse::engine

@@ -7,7 +7,10 @@ namespace lapse::engine {
 Shard::Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& catalog)
     : id_(id), items_(id, catalog, now_ms) {
   dbs_.reserve(databases);
-  for (size_t i = 0; i < databases; ++i) dbs_.emplace_back(now_ms);
+  for (size_t i = 0; i < databases; ++i) {
+    dbs_.emplace_back(now_ms);
+    dbs_.back().SetLocation(id, static_cast<uint32_t>(i));
+  }
 }
 
 bool Shard::ReclaimSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item) {

@@ -46,6 +46,7 @@ class Shard {
     dbs_[b].TouchAllWatched(&dbs_[a], now_ms);
     std::swap(dbs_[a], dbs_[b]);
     dbs_[a].SwapWatches(dbs_[b]);
+    dbs_[a].SwapBlocked(dbs_[b]);
   }
 
   // The reclaimer's single entry point: deletes due keys across this shard's databases and

@@ -9,6 +9,7 @@ const std::string kNoCommand = "NULL";
 std::string Flags(const ClientInfo& c) {
   std::string flags;
   if (c.multi_queued.load() >= 0) flags += 'x';
+  if (c.is_blocked.load(std::memory_order_relaxed)) flags += 'b';
   if (c.watcher.IsDirty()) flags += 'd';
   return flags.empty() ? "N" : flags;
 }

@@ -21,6 +21,7 @@
 namespace lapse::server {
 
 struct CommandSpec;
+struct BlockedClient;
 
 struct ClientInfo {
   uint64_t id = 0;
@@ -42,6 +43,11 @@ struct ClientInfo {
   // The client's WATCH state as the shards see it; here so that CLIENT LIST shows flag d.
   engine::Watcher watcher;
   std::function<void()> kill;  // closes the connection from its own thread; set once
+  // The client's wait while a blocking command (BLPOP, ...) holds it: CLIENT UNBLOCK and
+  // CLIENT KILL end it from other threads (server/blocking.h).
+  std::mutex blocked_mu;
+  std::shared_ptr<BlockedClient> blocked;  // guarded by blocked_mu
+  std::atomic<bool> is_blocked{false};     // CLIENT LIST's flag b, the idle timeout
 };
 
 class ClientRegistry {
@@ -64,6 +70,12 @@ class ClientRegistry {
   std::string Describe(int64_t now_ms, uint64_t only_id = 0) const;
   // Calls kill on every client whose id matches; returns how many.
   size_t Kill(uint64_t id);
+  // The client with this id, nullptr if none.
+  std::shared_ptr<ClientInfo> Find(uint64_t id) const {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second;
+  }
   uint64_t NextId() { return next_id_.fetch_add(1); }
 
  private:
@@ -106,6 +118,9 @@ struct ClientSession {
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
   Transaction multi;
   std::vector<WatchedKey> watched;
+  // The connection's socket, which a blocked client watches for a disconnect; nullptr for
+  // sessions without one (scripts' fake clients, tests).
+  tcp::socket* socket = nullptr;
 };
 
 }  // namespace lapse::server

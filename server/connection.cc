@@ -7,6 +7,7 @@
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
+#include "server/blocking.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -36,6 +37,7 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
       session_(home_thread, info_, !server.config().requirepass().empty()),
       dispatcher_(server, session_) {
   session_.local = FromLoopback(socket_);
+  session_.socket = &socket_;
   ApplyLimits();
 }
 
@@ -60,6 +62,7 @@ awaitable<void> Connection::Run() {
       boost::system::error_code ec;
       c->socket_.shutdown(tcp::socket::shutdown_both, ec);
       c->socket_.close(ec);
+      CancelBlock(*c->info_);
     });
   };
   asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
@@ -215,7 +218,9 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     int64_t now = server_.clock().NowMs();
     int64_t timeout_s = server_.idle_timeout_s();
     int64_t idle_ms = now - info_->last_active_ms.load(std::memory_order_relaxed);
-    if (timeout_s > 0 && idle_ms > timeout_s * 1000) {
+    // Like Redis, the idle timeout spares blocked clients: their own timeout applies.
+    bool blocked = info_->is_blocked.load(std::memory_order_relaxed);
+    if (timeout_s > 0 && idle_ms > timeout_s * 1000 && !blocked) {
       spdlog::debug("closing idle client {}", info_->addr);
       socket_.close(ec);
       break;

@@ -11,6 +11,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/help_reply.h"
+#include "server/blocking.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -200,6 +201,24 @@ void ClientKill(ConnCommand& c) {
   c.reply.Integer(static_cast<int64_t>(c.server.clients().Kill(static_cast<uint64_t>(id))));
 }
 
+// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 when the client was blocked and is no longer.
+void ClientUnblock(ConnCommand& c) {
+  if (c.args.size() > 4) return c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "client"));
+  bool with_error = false;
+  if (c.args.size() == 4) {
+    std::string_view reason = protocol::AsCString(c.args[3]);
+    if (EqualsIgnoreCase(reason, "ERROR")) {
+      with_error = true;
+    } else if (!EqualsIgnoreCase(reason, "TIMEOUT")) {
+      return c.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  int64_t id = 0;
+  if (!protocol::ParseInt64(c.args[2], &id)) return c.reply.Error(errors::kNotInteger);
+  std::shared_ptr<ClientInfo> target = id > 0 ? c.server.clients().Find(static_cast<uint64_t>(id)) : nullptr;
+  c.reply.Integer(target && UnblockClient(*target, with_error) ? 1 : 0);
+}
+
 // The dispatcher has checked the subcommand and its arity against the table.
 void CmdClient(ConnCommand& c) {
   std::string_view sub = c.args[1];
@@ -220,6 +239,7 @@ void CmdClient(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "LIST")) return ClientList(c, now);
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
   if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c);
+  if (EqualsIgnoreCase(sub, "UNBLOCK")) return ClientUnblock(c);
   ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                       "ID", "    Return the ID of the current connection.",
                       "GETNAME", "    Return the name of the current connection.",
@@ -228,7 +248,9 @@ void CmdClient(ConnCommand& c) {
                       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
                       "    * ID <id> [<id> ...]", "      Return clients of specified IDs only.",
                       "INFO", "    Return information about the current client connection.",
-                      "KILL ID <id>", "    Kill the connection with this id."});
+                      "KILL ID <id>", "    Kill the connection with this id.",
+                      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+                      "    Unblock the specified blocked client."});
 }
 
 }  // namespace
@@ -251,7 +273,7 @@ void RegisterConnectionCommands(CommandTable& table) {
              "Disables read queries for a connection to a cluster replica node"});
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
   table.Add({"client", -2, kNoScript, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
-            {{"getname", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"setinfo", 4}, {"setname", 3}});
+            {{"getname", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"setinfo", 4}, {"setname", 3}, {"unblock", -3}});
 }
 
 }  // namespace lapse::server

@@ -8,6 +8,7 @@
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
+#include "server/blocking.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -267,6 +268,8 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       server_.error_stats().CountIfError(*out, before);
     }
     CountCall(spec, admission.stat_id, start, args, *out, before);
+    // Clients blocked on keys this command wrote are served before anything else runs here.
+    if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
   co_return ran;
 }

@@ -17,6 +17,7 @@
 #include "engine/clock.h"
 #include "engine/collection.h"
 #include "engine/container.h"
+#include "server/blocking.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
@@ -76,6 +77,7 @@ class Server {
   ShardSet& shards() { return *shards_; }
   engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
+  BlockingRegistry& blocking() { return *blocking_; }
   ThreadCounters& counters(size_t thread) { return counters_[thread]; }
   size_t thread_count() const { return counters_.size(); }
   uint16_t port() const { return bound_port_; }
@@ -143,6 +145,7 @@ class Server {
   std::unique_ptr<ShardSet> shards_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;
+  std::unique_ptr<BlockingRegistry> blocking_;
   std::unique_ptr<tcp::acceptor> acceptor_;
   std::unique_ptr<asio::signal_set> signals_;
   uint16_t bound_port_ = 0;

@@ -495,8 +495,8 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "connected_clients", static_cast<uint64_t>(c.server.clients().size()));
     Line(out, "cluster_connections", uint64_t{0});
     Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
-    // No blocking commands, client tracking or cluster yet: these are true zeros.
-    Line(out, "blocked_clients", uint64_t{0});
+    Line(out, "blocked_clients", static_cast<uint64_t>(c.server.blocking().blocked_clients.load()));
+    // No client tracking or cluster yet, and blocked clients are not kept in a timeout table.
     Line(out, "tracking_clients", uint64_t{0});
     Line(out, "clients_in_timeout_table", uint64_t{0});
   }
