@@ -52,6 +52,7 @@ VALUES = ["", "0", "1", "-1", "42", "10", "007", "-0", "9223372036854775807", "-
           "12345678901234567890", "inf", "\xe9t\xe9"]
 INTS = ["0", "1", "-1", "5", "-100", "9223372036854775807", "-9223372036854775808", "abc", "1.5", ""]
 FLOATS = ["0", "1.5", "-2", "0.1", "1e3", "3.0e-2", "-0.3", "10.5", "abc", "inf", "5e-324", "1e308", "-1e308", "0x10"]
+INDEXES = ["0", "1", "-1", "2", "-3", "10", "-100", "x"]
 FIELDS = ["f", "g", "h", "1", "-2", "", "x" * 70]
 MEMBERS = ["1", "2", "3", "-1", "10", "70000", "9223372036854775807", "007", "a", "b", "abc", "", "x" * 70]
 # Bit offsets stay small: an offset near 2^32 would make both servers allocate 512 MB.
@@ -277,6 +278,24 @@ class Generator:
             (2, lambda: [rng.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), k()] + self.keys()),
             (1, lambda: ["SINTERCARD", "2", k(), k()] + rng.choice([[], ["LIMIT", "1"], ["LIMIT", "-1"]])),
             (2, lambda: ["SMOVE", k(), k(), self.member()]),
+            # lists (issue 14); blocking forms only where they cannot block (timeouts are
+            # tiny, and inside MULTI they answer at once)
+            (4, lambda: [rng.choice(["LPUSH", "RPUSH"]), k()] + [self.member() for _ in range(rng.randint(1, 4))]),
+            (1, lambda: [rng.choice(["LPUSHX", "RPUSHX"]), k(), self.member()]),
+            (3, lambda: [rng.choice(["LPOP", "RPOP"]), k()] + rng.choice([[], ["0"], ["2"], ["-1"], ["x"]])),
+            (2, lambda: ["LRANGE", k(), rng.choice(INDEXES), rng.choice(INDEXES)]),
+            (1, lambda: ["LLEN", k()]),
+            (1, lambda: ["LINDEX", k(), rng.choice(INDEXES)]),
+            (1, lambda: ["LSET", k(), rng.choice(INDEXES), self.member()]),
+            (1, lambda: ["LTRIM", k(), rng.choice(INDEXES), rng.choice(INDEXES)]),
+            (1, lambda: ["LREM", k(), rng.choice(["0", "1", "-2", "x"]), self.member()]),
+            (1, lambda: ["LINSERT", k(), rng.choice(["BEFORE", "AFTER", "UP"]), self.member(), self.member()]),
+            (1, lambda: ["LPOS", k(), self.member()] + rng.choice([[], ["RANK", "-1"], ["COUNT", "0"], ["RANK", "2", "MAXLEN", "3"], ["RANK", "0"]])),
+            (2, lambda: ["LMOVE", k(), k(), rng.choice(["LEFT", "RIGHT"]), rng.choice(["LEFT", "RIGHT", "UP"])]),
+            (1, lambda: ["RPOPLPUSH", k(), k()]),
+            (1, lambda: ["LMPOP", "2", k(), k(), rng.choice(["LEFT", "RIGHT"])] + rng.choice([[], ["COUNT", "3"], ["COUNT", "0"]])),
+            (1, lambda: [rng.choice(["BLPOP", "BRPOP"]), k(), k(), "0.01"]),
+            (1, lambda: ["BLMOVE", k(), k(), "LEFT", "RIGHT", "0.01"]),
             # transactions: queued commands, refusals that doom them, and WATCH against own writes
             (3, lambda: ["MULTI"]),
             (3, lambda: ["EXEC"]),
@@ -297,7 +316,7 @@ class Generator:
         r = rng.random()
         if r < 0.02 and len(cmd) > 1 and cmd[0] != "SCANALL":  # a wrong arity, mostly
             cmd = cmd[:-1]
-        elif r < 0.03 and cmd[0] != "SCANALL":
+        elif r < 0.03 and cmd[0] not in ("SCANALL", "BLPOP", "BRPOP", "BLMOVE"):  # a blocking one would wait
             cmd = cmd + [self.value()]
         if cmd == ["MULTI"]:
             self.in_multi = True
@@ -360,8 +379,9 @@ def keyspace(c: RawClient):
         c.call("SELECT", db)
         keys = sorted(c.call("KEYS", "*"))
         types = c.pipeline([("TYPE", k) for k in keys]) if keys else []
-        read = {"string": "GET", "hash": "HGETALL", "set": "SMEMBERS"}
-        replies = c.pipeline([cmd for k, t in zip(keys, types) for cmd in ((read[t], k), ("PEXPIRETIME", k))]) if keys else []
+        read = {"string": "GET", "hash": "HGETALL", "set": "SMEMBERS", "list": "LRANGE"}
+        reads = [(read[t], k, "0", "-1") if t == "list" else (read[t], k) for k, t in zip(keys, types)]
+        replies = c.pipeline([cmd for r, k in zip(reads, keys) for cmd in (r, ("PEXPIRETIME", k))]) if keys else []
         out.append([(k, t, contents(t, replies[2 * i]), deadline_class(replies[2 * i + 1]))
                     for i, (k, t) in enumerate(zip(keys, types))])
     return ("keyspace", out)
@@ -466,7 +486,9 @@ def test_generator_is_seeded_and_covers_every_command():
                      "MOVE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "TTL", "PTTL", "EXPIRETIME",
                      "PEXPIRETIME", "PERSIST", "KEYS", "SCANALL", "RANDOMKEY", "DBSIZE", "SELECT", "SWAPDB",
                      "FLUSHDB", "OBJECT", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SETBIT", "GETBIT",
-                     "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "LCS"}
+                     "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "LCS", "LPUSH", "RPUSH", "LPOP",
+                     "RPOP", "LRANGE", "LSET", "LTRIM", "LREM", "LINSERT", "LPOS", "LMOVE", "LMPOP", "BLPOP",
+                     "BLMOVE"}
 
 
 def test_shrink_finds_a_minimal_failing_subsequence():
