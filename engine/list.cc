@@ -337,6 +337,28 @@ void ForRange(const Entry* e, size_t first, size_t last, const std::function<boo
   }
 }
 
+void ForEachReverse(const Entry* e, const std::function<bool(std::string_view)>& fn) {
+  // Packed elements only read forwards: each node's are collected, then visited backwards.
+  auto walk = [&](std::string_view bytes) {
+    std::vector<std::string_view> elements;
+    PackedReader r(bytes);
+    std::string_view element;
+    while (r.Next(&element)) elements.push_back(element);
+    for (size_t i = elements.size(); i-- > 0;) {
+      if (!fn(elements[i])) return false;
+    }
+    return true;
+  };
+  if (!IsTable(e)) {
+    walk(InlineElements(e));
+    return;
+  }
+  const ListTable& t = ListOf(e);
+  for (size_t n = t.nodes.size(); n-- > 0;) {
+    if (!walk(t.nodes[n].bytes)) return;
+  }
+}
+
 void ForEach(const Entry* e, const std::function<void(std::string_view)>& fn) {
   size_t n = Size(e);
   if (n == 0) return;

@@ -58,6 +58,8 @@ void RemoveAt(Db& db, Entry*& e, const std::vector<size_t>& indices);
 // fn(element) for the elements first..last (inclusive, last < Size()), head to tail; fn
 // returns false to stop. Views last only during the call.
 void ForRange(const Entry* e, size_t first, size_t last, const std::function<bool(std::string_view)>& fn);
+// fn(element) from the tail to the head until fn returns false; one node is parsed at a time.
+void ForEachReverse(const Entry* e, const std::function<bool(std::string_view)>& fn);
 // Every element, head to tail.
 void ForEach(const Entry* e, const std::function<void(std::string_view)>& fn);
 // Bytes of all elements (request units).

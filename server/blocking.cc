@@ -11,6 +11,7 @@
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "server/client_session.h"
+#include "server/dispatcher.h"
 #include "server/server.h"
 #include "server/shard_set.h"
 
@@ -19,6 +20,7 @@ namespace lapse::server {
 namespace {
 
 constexpr std::string_view kUnblockedError = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+constexpr int64_t kForeverMs = int64_t{1} << 52;
 
 // The keys in `keys` without repeats, in first-seen order.
 std::vector<std::string> DistinctKeys(const std::vector<std::string_view>& keys) {
@@ -29,16 +31,23 @@ std::vector<std::string> DistinctKeys(const std::vector<std::string_view>& keys)
   return out;
 }
 
-// Ends the wait of a client whose connection is gone, once its socket reads end-of-file.
-// Data from a client that pipelines behind its blocking command ends the watch instead: the
-// connection reads it after the wait, as Redis does.
-void WatchForDisconnect(tcp::socket* socket, const std::shared_ptr<BlockedClient>& client) {
-  socket->async_wait(tcp::socket::wait_read, [socket, client](boost::system::error_code ec) {
-    if (ec) return;
-    char byte;
-    ssize_t n = ::recv(socket->native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    bool gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-    if (gone && client->Claim()) client->Finish(BlockedClient::Outcome::kCancelled);
+// Reads a blocked client's socket while it waits, as Redis keeps reading a blocked client:
+// commands it pipelines behind the blocking one are kept for after the wait (`unread`),
+// and end-of-file or an error ends the wait at once. Runs on the client's thread, whose
+// connection is suspended in the blocking command and does not touch the socket meanwhile.
+void WatchSocket(tcp::socket* socket, std::shared_ptr<BlockedClient> client, size_t limit) {
+  socket->async_wait(tcp::socket::wait_read, [socket, client, limit](boost::system::error_code ec) {
+    if (ec || !client->watching) return;
+    char chunk[16 * 1024];
+    ssize_t n = ::recv(socket->native_handle(), chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      client->unread.append(chunk, static_cast<size_t>(n));
+      // Past the query buffer limit the rest waits in the kernel, as TCP lets it.
+      if (client->unread.size() < limit) WatchSocket(socket, client, limit);
+      return;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return WatchSocket(socket, client, limit);
+    if (client->Claim()) client->Finish(BlockedClient::Outcome::kCancelled);
   });
 }
 
@@ -84,13 +93,39 @@ void ServeKey(Server& server, const engine::ReadyKey& ready) {
       engine::Shard& shard = shards.shard(ready.shard);
       ServeAttempt attempt{shards, shard, shard.db(ready.db), ready.key, server.clock().NowMs(), server, *client};
       result = client->serve(attempt);
-      client->ru += attempt.charge.ru;
+      if (result == ServeResult::kServed) client->ru += attempt.charge.ru;
     });
     if (result == ServeResult::kServed) {
       client->Finish(BlockedClient::Outcome::kServed);
     } else if (result != ServeResult::kClaimLost) {
       return;  // the key cannot serve anyone now
     }
+  }
+}
+
+// Takes the client out of every queue it joined. A shard a busy script holds is waited for
+// by retrying, never by spinning: the script resumes on this very thread.
+awaitable<void> LeaveQueues(Server& server, BlockedClient& client, const std::vector<std::string>& keys) {
+  ShardSet& shards = server.shards();
+  size_t left = 0;
+  while (left < keys.size()) {
+    const std::string& key = keys[left];
+    uint32_t id = shards.ShardFor(key);
+    bool done = false;
+    try {
+      shards.WithShard(id, [&](engine::Shard& shard) {
+        server.blocking().Remove(id, client.db, key, &client);
+        shard.db(client.db).RemoveBlocked(key);
+      });
+      done = true;
+    } catch (const ShardSet::WaitAbandoned&) {
+    }
+    if (done) {
+      ++left;
+      continue;
+    }
+    asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
+    co_await pause.async_wait(use_awaitable);
   }
 }
 
@@ -152,7 +187,8 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   std::vector<std::string> waited = DistinctKeys(request.keys);
   // Blocking commands inside MULTI or a script answer at once, as if they had timed out.
   bool may_block = !ShardSet::InAtomicStep();
-  if (request.timeout_ms > 0) {
+  // A timeout beyond the timer's range (about 292 years in nanoseconds) is forever.
+  if (request.timeout_ms > 0 && request.timeout_ms < kForeverMs) {
     client->timer.expires_after(std::chrono::milliseconds(request.timeout_ms));
   } else {
     client->timer.expires_at(asio::steady_timer::time_point::max());
@@ -189,9 +225,15 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
     co_return;
   }
 
+  // Replies of the commands before this one in the client's pipeline go out now, as Redis
+  // writes them while the client is blocked.
+  if (c.dispatcher != nullptr) co_await c.dispatcher->FlushReplies(c.reply.buffer());
   {
     BlockedMark mark(*c.session.info, registry, client);
-    if (c.session.socket != nullptr) WatchForDisconnect(c.session.socket, client);
+    if (c.session.socket != nullptr) {
+      client->watching = true;
+      WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
+    }
     for (;;) {
       boost::system::error_code ec;
       co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));
@@ -204,19 +246,13 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
       client->timer.expires_at(asio::steady_timer::time_point::max());
     }
     if (c.session.socket != nullptr) {
+      client->watching = false;
       boost::system::error_code ignored;
       c.session.socket->cancel(ignored);
+      c.session.unread_input.append(client->unread);
     }
   }
-  // Leaving every queue must not give up for a busy script: a queue would keep the client.
-  ShardSet::GiveUpWaitsWhenBusy never(nullptr);
-  for (const std::string& key : waited) {
-    uint32_t id = shards.ShardFor(key);
-    shards.WithShard(id, [&](engine::Shard& shard) {
-      registry.Remove(id, client->db, key, client.get());
-      shard.db(client->db).RemoveBlocked(key);
-    });
-  }
+  co_await LeaveQueues(server, *client, waited);
   switch (client->outcome) {
     case BlockedClient::Outcome::kServed:
       c.charge.ru += client->ru;
@@ -236,15 +272,22 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
 
 void ServeReadyKeys(Server& server) {
   std::vector<engine::ReadyKey>& ready = engine::ReadyKeys();
-  ShardSet::GiveUpWaitsWhenBusy never(nullptr);
   // Serving may make more keys ready (BLMOVE's destination): until none is left.
   while (!ready.empty()) {
     std::vector<engine::ReadyKey> batch;
     batch.swap(ready);
     std::set<std::tuple<uint32_t, uint32_t, std::string_view>> seen;
-    for (const engine::ReadyKey& key : batch) {
-      if (!seen.emplace(key.shard, key.db, key.key).second) continue;
-      ServeKey(server, key);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!seen.emplace(batch[i].shard, batch[i].db, batch[i].key).second) continue;
+      try {
+        ServeKey(server, batch[i]);
+      } catch (const ShardSet::WaitAbandoned&) {
+        // A busy script holds the key's shard: its waiters are served after a later command
+        // (the script's own, at the latest).
+        ready.insert(ready.end(), std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(i)),
+                     std::make_move_iterator(batch.end()));
+        return;
+      }
     }
   }
 }

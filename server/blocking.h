@@ -80,6 +80,9 @@ struct BlockedClient : std::enable_shared_from_this<BlockedClient> {
   // other threads while the client sleeps.
   ServeFn serve;
   std::vector<uint32_t> extra_shards;  // held with the ready key's while serving (a destination)
+  // What the client sent while it waited (its thread only).
+  std::string unread;
+  bool watching = false;  // whether the socket watch may still read (its thread only)
 };
 
 // One try at serving a blocking command from one of its keys, holding the key's shard (and

@@ -121,6 +121,8 @@ struct ClientSession {
   // The connection's socket, which a blocked client watches for a disconnect; nullptr for
   // sessions without one (scripts' fake clients, tests).
   tcp::socket* socket = nullptr;
+  // Bytes read while a blocking command waited, for the connection to parse next.
+  std::string unread_input;
 };
 
 }  // namespace lapse::server

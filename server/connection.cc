@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
@@ -76,9 +77,18 @@ awaitable<void> Connection::Run() {
       size_t want = input_end_ + std::clamp(parser_.bytes_hint(), kReadChunk, kMaxReadAhead);
       if (input_.size() < want) input_.resize(std::max(want, input_.size() * 2));
     }
-    size_t n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
-                                                asio::redirect_error(use_awaitable, ec));
-    if (ec) break;
+    size_t n = 0;
+    if (!session_.unread_input.empty()) {
+      // What a blocking command's wait read from the socket comes first.
+      if (input_.size() - input_end_ < session_.unread_input.size()) input_.resize(input_end_ + session_.unread_input.size());
+      n = session_.unread_input.size();
+      std::memcpy(input_.data() + input_end_, session_.unread_input.data(), n);
+      session_.unread_input.clear();
+    } else {
+      n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
+                                           asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+    }
     input_end_ += n;
     counters.Bump(counters.net_input_bytes, n);
     info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);

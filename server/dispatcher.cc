@@ -208,10 +208,13 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
                                              std::string* out) {
   protocol::ReplyWriter reply(out, session_.resp);
   size_t before = out->size();
+  size_t flushed = flushed_;
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
   if (!(spec.flags & kSumsCharges)) {
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    // A blocking command may have sent the replies before its own (FlushReplies).
+    before -= flushed_ - flushed;
     SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   } else {
     // A script costs what its commands cost, plus its own refusal charge when it fails;
@@ -257,12 +260,15 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       continue;
     }
     size_t before = out->size();
+    size_t flushed = flushed_;
     auto start = std::chrono::steady_clock::now();
     try {
       ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
       if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+      before -= flushed_ - flushed;
     } catch (const ShardSet::WaitAbandoned&) {
       // It waited for a shard that a busy script holds: nothing was done, and it answers BUSY.
+      before -= flushed_ - flushed;
       out->resize(before);
       reply.Error(BusyError());
       server_.error_stats().CountIfError(*out, before);
@@ -272,6 +278,16 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
   co_return ran;
+}
+
+awaitable<void> Dispatcher::FlushReplies(std::string* out) {
+  if (out->empty() || session_.socket == nullptr) co_return;
+  boost::system::error_code ec;
+  co_await asio::async_write(*session_.socket, asio::buffer(*out), asio::redirect_error(use_awaitable, ec));
+  ThreadCounters& counters = server_.counters(session_.home);
+  counters.Bump(counters.net_output_bytes, out->size());
+  flushed_ += out->size();
+  out->clear();
 }
 
 ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,

@@ -50,6 +50,10 @@ class Dispatcher {
 
   // A script's redis.call: runs `args` for this client, inside the script's atomic step,
   // with its reply in `resp` appended to *out, unless a script may not run it.
+  // Writes the replies already in `out` (the earlier commands' of the batch) to the client
+  // now: a blocking command calls it before it waits, as Redis writes them meanwhile.
+  awaitable<void> FlushReplies(std::string* out);
+
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
 
@@ -109,6 +113,7 @@ class Dispatcher {
   Server& server_;
   ClientSession& session_;
   double charge_sum_ = 0;  // what the commands of the running EXEC or script cost so far
+  size_t flushed_ = 0;     // bytes FlushReplies took out of the output buffer, ever
 };
 
 }  // namespace lapse::server

@@ -373,13 +373,8 @@ void CmdLPos(ShardCommand& c) {
     size_t pos = 0;
     list::ForRange(e, 0, size - 1, [&](std::string_view v) { return visit(v, pos++); });
   } else {
-    // Walked from the tail: the list's elements in reverse, one node's worth at a time.
-    std::vector<std::string> all;
-    all.reserve(size);
-    list::ForEach(e, [&](std::string_view v) { all.emplace_back(v); });
-    for (size_t pos = size; pos-- > 0;) {
-      if (!visit(all[pos], pos)) break;
-    }
+    size_t pos = size;
+    list::ForEachReverse(e, [&](std::string_view v) { return visit(v, --pos); });
   }
   c.charge.Add(engine::RuOp::kQuery, compared, index);
   if (count != -1) {
@@ -575,10 +570,11 @@ awaitable<void> CmdBRPopLPush(ConnCommand& c) { co_await BlockingMove(c, End::kT
 
 // BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT count]
 awaitable<void> CmdBLMPop(ConnCommand& c) {
-  int64_t timeout = 0;
-  if (!ParseBlockTimeout(c.args[1], &timeout, c.reply)) co_return;
+  // Redis checks the rest before the timeout.
   MPopArgs parsed;
   if (!ParseMPop(c.args, 2, &parsed, c.reply)) co_return;
+  int64_t timeout = 0;
+  if (!ParseBlockTimeout(c.args[1], &timeout, c.reply)) co_return;
   BlockRequest request;
   request.keys = parsed.keys;
   request.timeout_ms = timeout;

@@ -5,6 +5,7 @@
 //
 // A script runs as one atomic step (server/script_step.h says which shards it holds).
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -223,8 +224,12 @@ awaitable<LuaEngine::Outcome> RunWatched(ConnCommand& c, LuaEngine& lua, bool is
   LuaEngine::Outcome outcome = start();
   while (outcome == LuaEngine::Outcome::kSuspended) {
     // Busy: the thread's other clients run (and get BUSY) while the script keeps its shards.
+    // Keys its writes made ready wait for its end: blocked clients see all of it or none.
     ShardSet::AtomicStep* step = ShardSet::DetachStep();
+    std::vector<engine::ReadyKey> ready = std::exchange(engine::ReadyKeys(), {});
     co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
+    ready.insert(ready.end(), engine::ReadyKeys().begin(), engine::ReadyKeys().end());
+    engine::ReadyKeys() = std::move(ready);
     ShardSet::AttachStep(step);
     outcome = lua.Resume(c.reply);
   }

@@ -41,8 +41,8 @@ Server::Server(Config& config, engine::Clock& clock)
       shards_(std::make_unique<ShardSet>(ThreadCount(settings_), static_cast<size_t>(settings_.databases), clock,
                                          containers_)),
       counters_(shards_->thread_count()),
-      blocking_(std::make_unique<BlockingRegistry>(shards_->size())),
       start_time_ms_(clock.NowMs()) {
+  blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
   lua_.resize(shards_->thread_count() + 1);
   function_lua_.resize(shards_->thread_count() + 1);
   running_scripts_.Reserve(shards_->thread_count() + 1);

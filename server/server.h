@@ -142,10 +142,12 @@ class Server {
   engine::Clock& clock_;
   CommandTable commands_;
   engine::ContainerCatalog containers_;  // before shards_: the shards refer to it
+  // Before shards_: a blocked client's coroutine, destroyed with its thread's context in
+  // ~ShardSet, still counts itself out of it.
+  std::unique_ptr<BlockingRegistry> blocking_;
   std::unique_ptr<ShardSet> shards_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;
-  std::unique_ptr<BlockingRegistry> blocking_;
   std::unique_ptr<tcp::acceptor> acceptor_;
   std::unique_ptr<asio::signal_set> signals_;
   uint16_t bound_port_ = 0;

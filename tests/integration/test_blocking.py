@@ -292,6 +292,62 @@ def test_disconnect_while_blocked(connect):
     assert pusher.call("LRANGE", "q", "0", "-1") == [b"2"]
 
 
+def test_disconnect_after_pipelining_more_commands(connect):
+    # Commands sent behind a blocking one are read while it waits; the end of the connection
+    # after them still frees the client, and a later push keeps its element.
+    waiter, pusher = connect(), connect()
+    waiter.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n*1\r\n$4\r\nPING\r\n")
+    wait_blocked(pusher, 1)
+    waiter.send("QUIT")
+    time.sleep(0.05)
+    waiter.close()
+    wait_blocked(pusher, 0)
+    assert pusher.call("LPUSH", "q", "x") == 1
+    assert pusher.call("LLEN", "q") == 1
+
+
+def test_commands_pipelined_behind_a_served_wait_run_after_it(connect):
+    waiter, pusher = connect(), connect()
+    waiter.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n*2\r\n$4\r\nECHO\r\n$5\r\nafter\r\n")
+    wait_blocked(pusher, 1)
+    assert pusher.call("RPUSH", "q", "v") == 1
+    assert waiter.read_reply_raw() == b"*2\r\n$1\r\nq\r\n$1\r\nv\r\n"
+    assert waiter.read_reply_raw() == b"$5\r\nafter\r\n"
+
+
+def test_replies_before_a_blocking_command_arrive_while_it_waits(connect):
+    # ioredis pipelines `LPUSH done r` and `BRPOP jobs 0` together; the first reply must not
+    # wait for a job.
+    waiter, pusher = connect(), connect()
+    waiter.send_raw(b"*3\r\n$5\r\nLPUSH\r\n$4\r\ndone\r\n$1\r\nr\r\n"
+                    b"*3\r\n$5\r\nBRPOP\r\n$4\r\njobs\r\n$1\r\n0\r\n")
+    wait_blocked(pusher, 1)
+    assert has_reply(waiter, 5.0)
+    assert waiter.read_reply_raw() == b":1\r\n"
+    assert not has_reply(waiter, 0.1)
+    assert pusher.call("LPUSH", "jobs", "j") == 1
+    assert waiter.read_reply_raw() == b"*2\r\n$4\r\njobs\r\n$1\r\nj\r\n"
+
+
+def test_timeout_during_a_busy_script(connect):
+    # A blocked client whose timeout passes while a slow script runs answers nil once the
+    # script is over; the server stays responsive.
+    waiter, runner, admin = connect(), connect(), connect()
+    assert admin.call("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    try:
+        block(waiter, admin, 1, "BLPOP", "q", "0.2")
+        script = ("local t0 = redis.call('TIME') "
+                  "local function ms(t) return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000 end "
+                  "redis.call('RPUSH', 'other', 'x') "
+                  "while ms(redis.call('TIME')) - ms(t0) < 800 do end return 1")
+        assert runner.call("EVAL", script, "0") == 1
+        assert waiter.read_reply_raw() == NULL_ARRAY
+        assert admin.call("LLEN", "other") == 1
+        wait_blocked(admin, 0)
+    finally:
+        admin.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+
+
 def test_client_unblock(connect):
     waiter, admin = connect(), connect()
     wid = waiter.call("CLIENT", "ID")
