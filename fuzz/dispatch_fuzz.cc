@@ -30,8 +30,12 @@ struct Harness {
   std::unique_ptr<server::Server> server;
 
   Harness() {
-    // No SHUTDOWN (it would stop nothing here but the flag) and no DEBUG (SLEEP would hang).
-    config.LoadFromText("threads 2\ndatabases 4\nrename-command SHUTDOWN \"\"\n");
+    // No SHUTDOWN (it would stop nothing here but the flag), no DEBUG (SLEEP would hang) and
+    // no blocking commands outside MULTI (nothing would ever push to end their wait).
+    config.LoadFromText(
+        "threads 2\ndatabases 4\nrename-command SHUTDOWN \"\"\n"
+        "rename-command BLPOP \"\"\nrename-command BRPOP \"\"\nrename-command BLMOVE \"\"\n"
+        "rename-command BRPOPLPUSH \"\"\nrename-command BLMPOP \"\"\n");
     server = std::make_unique<server::Server>(config, clock);
     server->Start();
   }

@@ -125,6 +125,12 @@ class BlockingRegistry {
   // The clients waiting on a key, oldest first (some may already be claimed).
   std::vector<std::shared_ptr<BlockedClient>> Waiters(uint32_t shard, int db, std::string_view key) const;
 
+  // At shutdown, once the threads have stopped: drops the queues' references, so that each
+  // blocked client (and its timer) goes with its coroutine, inside its io_context's shutdown.
+  void Clear() {
+    for (PerShard& s : shards_) s.queues.clear();
+  }
+
   // INFO clients blocked_clients.
   std::atomic<int64_t> blocked_clients{0};
 

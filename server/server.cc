@@ -72,7 +72,10 @@ Server::Server(Config& config, engine::Clock& clock)
   }
 }
 
-Server::~Server() { shards_->StopAndJoin(); }
+Server::~Server() {
+  shards_->StopAndJoin();
+  blocking_->Clear();
+}
 
 void Server::ApplySettings() {
   Settings live = config_.Snapshot();

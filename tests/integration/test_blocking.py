@@ -570,3 +570,18 @@ def test_redis_py_blpop_in_threads(clean):
     assert producer.exists("jobs:a", "jobs:b") == 0
     assert producer.blpop(["jobs:a"], timeout=0.1) is None
     producer.close()
+
+
+def test_shutdown_with_clients_blocked(start_server):
+    # The server exits cleanly (exit code 0; under ASan, no use after free and no leak)
+    # while clients wait in blocking commands on several threads.
+    srv = start_server(options={"threads": 2})
+    waiters = [srv.client() for _ in range(6)]
+    with srv.client() as observer:
+        for i, w in enumerate(waiters):
+            w.send("BLPOP", f"q{i}", "0")
+        wait_blocked(observer, len(waiters))
+    srv.stop()  # raises unless the exit was clean
+    srv.expected_exit = True  # for the fixture's own stop, which finds it gone
+    for w in waiters:
+        w.close()
