@@ -184,7 +184,8 @@ bool TableRemove(ZTable& t, std::string_view member) {
 
 void AppendScore(std::string* out, double score) {
   constexpr double kLimit = 4503599627370496.0;  // 2^52
-  if (score > -kLimit && score < kLimit && score == std::trunc(score) && !(score == 0 && std::signbit(score))) {
+  // -0 is stored as 0, as Redis's listpack stores it (its text is an integer's).
+  if (score > -kLimit && score < kLimit && score == std::trunc(score)) {
     auto v = static_cast<int64_t>(score);
     uint64_t zigzag = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
     AppendVarint(out, zigzag << 1);
