@@ -412,6 +412,31 @@ void ForRange(const Entry* e, size_t first, size_t last, bool reverse, const Ele
   for (auto it = items.rbegin(); it != items.rend(); ++it) fn(it->first, it->second);
 }
 
+void Walk(const Entry* e, size_t from, bool reverse, const std::function<bool(std::string_view, double)>& fn) {
+  if (e->owns_table()) {
+    const ScoreTree& tree = ZTableOf(e).tree;
+    ScoreTree::Pos p = tree.PosOf(from);
+    do {
+      const ZItem& item = tree.At(p);
+      if (!fn(item.member(), item.score)) return;
+    } while (reverse ? tree.Prev(&p) : tree.Next(&p));
+    return;
+  }
+  if (!reverse) {
+    PackedCursor c(e->value());
+    for (size_t i = 0; c.Next(); ++i) {
+      if (i >= from && !fn(c.member(), c.score())) return;
+    }
+    return;
+  }
+  std::vector<std::pair<std::string_view, double>> items;
+  PackedCursor c(e->value());
+  for (size_t i = 0; i <= from && c.Next(); ++i) items.emplace_back(c.member(), c.score());
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (!fn(it->first, it->second)) return;
+  }
+}
+
 size_t RemoveRange(Db& db, Entry*& e, size_t first, size_t last) {
   if (first >= last) return 0;
   if (e->owns_table()) {

@@ -75,6 +75,10 @@ void ForRange(const Entry* e, size_t first, size_t last, bool reverse, const Ele
 // Every element in ascending order.
 inline void ForEach(const Entry* e, const ElementFn& fn) { ForRange(e, 0, Size(e), false, fn); }
 
+// Calls fn for the elements from rank `from` on, ascending (or descending when `reverse`),
+// until fn returns false or the set ends. Requires from < Size().
+void Walk(const Entry* e, size_t from, bool reverse, const std::function<bool(std::string_view member, double score)>& fn);
+
 // Removes the elements of ranks [first, last); returns how many.
 size_t RemoveRange(Db& db, Entry*& e, size_t first, size_t last);
 

@@ -178,10 +178,75 @@ RankSpan SpanOf(const Entry* e, const ScoreRange& r) {
   return {first, std::max(first, last)};
 }
 
-RankSpan SpanOf(const Entry* e, const LexRange& r) {
+// A lex range is a partition of the order only when every score is equal (Redis leaves any
+// other case unspecified); what Redis then answers is what its walks find, so lapse walks
+// the same way: Redis's listpack walks, exactly, for a packed set, and its skiplist's
+// searches, as binary searches, for a table. First, Redis's quick rejections.
+std::string MemberAt(const Entry* e, size_t rank) {
+  std::string out;
+  zset::ForRange(e, rank, rank + 1, false, [&](std::string_view m, double) { out = std::string(m); });
+  return out;
+}
+
+bool LexRangeMayHold(const Entry* e, const LexRange& r) {
+  auto order = [](const LexBound& b) { return b.kind == LexBound::kMinusInf ? 0 : b.kind == LexBound::kValue ? 1 : 2; };
+  int cmp = order(r.min) != order(r.max) ? (order(r.min) < order(r.max) ? -1 : 1)
+            : r.min.kind != LexBound::kValue ? 0
+            : r.min.value.compare(r.max.value);
+  if (cmp > 0 || (cmp == 0 && (r.min.exclusive || r.max.exclusive))) return false;
+  size_t size = zset::Size(e);
+  if (size == 0) return false;
+  return LexGteMin(MemberAt(e, size - 1), r.min) && LexLteMax(MemberAt(e, 0), r.max);
+}
+
+// The rank of the first element in the range (zzlFirstInLexRange / zslFirstInLexRange).
+std::optional<size_t> LexFirstInRange(const Entry* e, const LexRange& r) {
+  if (!LexRangeMayHold(e, r)) return std::nullopt;
   size_t first = zset::PartitionPoint(e, [&](double, std::string_view m) { return !LexGteMin(m, r.min); });
-  size_t last = zset::PartitionPoint(e, [&](double, std::string_view m) { return LexLteMax(m, r.max); });
-  return {first, std::max(first, last)};
+  if (first >= zset::Size(e) || !LexLteMax(MemberAt(e, first), r.max)) return std::nullopt;
+  return first;
+}
+
+// The rank of the last element in the range (zzlLastInLexRange / zslLastInLexRange).
+std::optional<size_t> LexLastInRange(const Entry* e, const LexRange& r) {
+  if (!LexRangeMayHold(e, r)) return std::nullopt;
+  size_t size = zset::Size(e);
+  std::optional<size_t> last;
+  if (e->owns_table()) {
+    size_t end = zset::PartitionPoint(e, [&](double, std::string_view m) { return LexLteMax(m, r.max); });
+    if (end > 0) last = end - 1;
+  } else {
+    size_t rank = size;
+    zset::Walk(e, size - 1, true, [&](std::string_view m, double) {
+      --rank;
+      if (!LexLteMax(m, r.max)) return true;
+      last = rank;
+      return false;
+    });
+  }
+  if (!last || !LexGteMin(MemberAt(e, *last), r.min)) return std::nullopt;
+  return last;
+}
+
+// How many elements from rank `from` on satisfy `in` without a break.
+template <typename In>
+size_t RunLength(const Entry* e, size_t from, bool reverse, In in) {
+  size_t n = 0;
+  zset::Walk(e, from, reverse, [&](std::string_view m, double) { return in(m) ? (++n, true) : false; });
+  return n;
+}
+
+// The ranks a lex range covers, for ZLEXCOUNT and ZREMRANGEBYLEX: from the first element in
+// range, as far as elements stay below the maximum (Redis's delete walk and listpack count);
+// a table's count is the ranks' difference, as Redis's skiplist count is.
+RankSpan LexSpan(const Entry* e, const LexRange& r, bool for_count) {
+  std::optional<size_t> first = LexFirstInRange(e, r);
+  if (!first) return {};
+  if (for_count && e->owns_table()) {
+    std::optional<size_t> last = LexLastInRange(e, r);
+    return {*first, last && *last >= *first ? *last + 1 : *first};
+  }
+  return {*first, *first + RunLength(e, *first, false, [&](std::string_view m) { return LexLteMax(m, r.max); })};
 }
 
 // Redis's rank arguments: negative counts from the end; clamped; nullopt when empty.
@@ -255,6 +320,25 @@ bool ParseRangeRequest(Args args, size_t key_index, bool store, RangeRequest* r,
   return true;
 }
 
+// Z[REV]RANGEBYLEX: from the first (or last) element in range, skip `offset` elements, then
+// take elements while they stay inside the far bound, as Redis's walk does.
+Elements RunLexRange(const Entry* e, const RangeRequest& r) {
+  bool reverse = r.direction == Direction::kReverse;
+  std::optional<size_t> start = reverse ? LexLastInRange(e, r.lex) : LexFirstInRange(e, r.lex);
+  Elements out;
+  if (!start) return out;
+  auto offset = static_cast<size_t>(r.offset);
+  if (reverse ? offset > *start : *start + offset >= zset::Size(e)) return out;
+  size_t from = reverse ? *start - offset : *start + offset;
+  zset::Walk(e, from, reverse, [&](std::string_view m, double s) {
+    if (r.limit >= 0 && out.size() >= static_cast<size_t>(r.limit)) return false;
+    if (reverse ? !LexGteMin(m, r.lex.min) : !LexLteMax(m, r.lex.max)) return false;
+    out.emplace_back(m, s);
+    return true;
+  });
+  return out;
+}
+
 // The elements a parsed request selects from `e`, in reply order.
 Elements RunRange(const Entry* e, const RangeRequest& r) {
   bool reverse = r.direction == Direction::kReverse;
@@ -268,7 +352,8 @@ Elements RunRange(const Entry* e, const RangeRequest& r) {
   }
   // A negative offset skips everything, as Redis's skip loop runs off the end.
   if (r.offset < 0 || (r.offset > 0 && static_cast<uint64_t>(r.offset) >= size)) return {};
-  RankSpan span = r.type == RangeType::kScore ? SpanOf(e, r.scores) : SpanOf(e, r.lex);
+  if (r.type == RangeType::kLex) return RunLexRange(e, r);
+  RankSpan span = SpanOf(e, r.scores);
   size_t count = span.last - span.first;
   auto offset = static_cast<size_t>(r.offset);
   if (offset >= count) return {};
@@ -477,7 +562,7 @@ void RemRangeGeneric(ShardCommand& c, RangeType type) {
     if (!ranks) return c.reply.Integer(0);
     span = *ranks;
   } else {
-    span = type == RangeType::kScore ? SpanOf(e, scores) : SpanOf(e, lex);
+    span = type == RangeType::kScore ? SpanOf(e, scores) : LexSpan(e, lex, false);
   }
   size_t bytes = 0;
   zset::ForRange(e, span.first, span.last, false, [&](std::string_view m, double) { bytes += m.size(); });
@@ -514,7 +599,7 @@ void CountGeneric(ShardCommand& c, bool lex) {
   if (wrong) return;
   c.charge.Add(engine::RuOp::kRead, c.args[1].size());
   if (!e) return c.reply.Integer(0);
-  RankSpan span = lex ? SpanOf(e, range) : SpanOf(e, scores);
+  RankSpan span = lex ? LexSpan(e, range, true) : SpanOf(e, scores);
   c.reply.Integer(static_cast<int64_t>(span.last - span.first));
 }
 
