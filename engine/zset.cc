@@ -195,14 +195,19 @@ void AppendScore(std::string* out, double score) {
   out->append(ScoreBytes(score));
 }
 
-std::string EncodeElement(std::string_view member, double score) {
-  std::string out;
-  AppendScore(&out, score);
-  AppendPacked(&out, member);
-  return out;
+// An element: its score, then its member front-coded against the member before it (how
+// many leading bytes they share, then the rest as a packed element). Sorted by score, members
+// like "user:1041" and "user:77" still share most of their bytes.
+void AppendElement(std::string* out, std::string_view previous, std::string_view member, double score) {
+  AppendScore(out, score);
+  size_t shared = 0, most = std::min(previous.size(), member.size());
+  while (shared < most && previous[shared] == member[shared]) ++shared;
+  AppendVarint(out, shared);
+  AppendPacked(out, member.substr(shared));
 }
 
-// Walks packed elements in order, remembering where each begins and ends.
+// Walks packed elements in order, remembering where each begins and ends. The member is
+// rebuilt in the cursor: its view is valid until the next call to Next().
 class PackedCursor {
  public:
   explicit PackedCursor(std::string_view bytes) : p_(bytes.data()), begin_(bytes.data()), end_(bytes.data() + bytes.size()) {}
@@ -218,8 +223,10 @@ class PackedCursor {
       uint64_t zigzag = h >> 1;
       score_ = static_cast<double>(static_cast<int64_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1)));
     }
+    size_t shared = ReadVarint();
     size_t len = ReadVarint();
-    member_ = {p_, len};
+    member_.resize(shared);
+    member_.append(p_, len);
     p_ += len;
     return true;
   }
@@ -245,22 +252,16 @@ class PackedCursor {
   const char* end_;
   const char* start_ = nullptr;
   double score_ = 0;
-  std::string_view member_;
+  std::string member_;
 };
 
-bool FindPacked(const Entry* e, std::string_view member, PackedCursor* out) {
+// The rank of `member` in a packed set, and its score.
+std::optional<size_t> FindPacked(const Entry* e, std::string_view member, double* score) {
   PackedCursor c(e->value());
-  while (c.Next()) {
-    if (c.member() == member) return *out = c, true;
+  for (size_t rank = 0; c.Next(); ++rank) {
+    if (c.member() == member) return *score = c.score(), rank;
   }
-  return false;
-}
-
-// The byte offset of rank `rank` (the value's size for rank == Size()).
-size_t PackedOffsetOf(const Entry* e, size_t rank) {
-  PackedCursor c(e->value());
-  for (size_t i = 0; i < rank; ++i) c.Next();
-  return c.end();
+  return std::nullopt;
 }
 
 Entry* ConvertToTable(Db& db, Entry* e) {
@@ -270,16 +271,40 @@ Entry* ConvertToTable(Db& db, Entry* e) {
   return InstallTable(db, e, t);
 }
 
+// Inserts an absent member. The element after it was coded against its old predecessor, so
+// it is re-encoded against the new member in the same splice.
 void PackedInsert(Db& db, Entry*& e, std::string_view member, double score) {
   PackedCursor c(e->value());
-  size_t at = e->value().size();
+  std::string previous, encoded;
   while (c.Next()) {
     if (ItemLess(score, member, c.score(), c.member())) {
-      at = c.begin();
-      break;
+      AppendElement(&encoded, previous, member, score);
+      AppendElement(&encoded, member, c.member(), c.score());
+      e = SpliceValue(db, e, c.begin(), c.end() - c.begin(), encoded);
+      return;
     }
+    previous.assign(c.member());
   }
-  e = SpliceValue(db, e, at, 0, EncodeElement(member, score));
+  AppendElement(&encoded, previous, member, score);
+  e = SpliceValue(db, e, e->value().size(), 0, encoded);
+}
+
+// Removes ranks [first, last) (last <= size); the element after them is re-encoded against
+// the one before them.
+void PackedErase(Db& db, Entry*& e, size_t first, size_t last) {
+  PackedCursor c(e->value());
+  std::string previous, encoded;
+  size_t from = 0, to = 0;
+  for (size_t rank = 0; rank <= last && c.Next(); ++rank) {
+    if (rank < first) {
+      previous.assign(c.member());
+      continue;
+    }
+    if (rank == first) from = c.begin();
+    to = c.end();
+    if (rank == last) AppendElement(&encoded, previous, c.member(), c.score());
+  }
+  e = SpliceValue(db, e, from, to - from, encoded);
 }
 
 }  // namespace
@@ -330,17 +355,17 @@ std::optional<double> Score(const Entry* e, std::string_view member) {
     if (node == nullptr) return std::nullopt;
     return IndexScore(node);
   }
-  PackedCursor c(e->value());
-  if (!FindPacked(e, member, &c)) return std::nullopt;
-  return c.score();
+  double score;
+  if (!FindPacked(e, member, &score)) return std::nullopt;
+  return score;
 }
 
 bool Set(Db& db, Entry*& e, std::string_view member, double score, const CollectionLimits& limits) {
   if (!e->owns_table()) {
-    PackedCursor c(e->value());
-    if (FindPacked(e, member, &c)) {
-      if (c.score() == score) return false;
-      e = SpliceValue(db, e, c.begin(), c.end() - c.begin(), {});
+    double current;
+    if (std::optional<size_t> rank = FindPacked(e, member, &current)) {
+      if (current == score) return false;
+      PackedErase(db, e, *rank, *rank + 1);
       PackedInsert(db, e, member, score);
       return false;
     }
@@ -355,9 +380,10 @@ bool Set(Db& db, Entry*& e, std::string_view member, double score, const Collect
 
 bool Remove(Db& db, Entry*& e, std::string_view member) {
   if (e->owns_table()) return TableRemove(ZTableOf(e), member);
-  PackedCursor c(e->value());
-  if (!FindPacked(e, member, &c)) return false;
-  e = SpliceValue(db, e, c.begin(), c.end() - c.begin(), {});
+  double score;
+  std::optional<size_t> rank = FindPacked(e, member, &score);
+  if (!rank) return false;
+  PackedErase(db, e, *rank, *rank + 1);
   return true;
 }
 
@@ -368,11 +394,8 @@ std::optional<size_t> Rank(const Entry* e, std::string_view member) {
     if (node == nullptr) return std::nullopt;
     return t.tree.RankOf(FindInTree(t, node));
   }
-  PackedCursor c(e->value());
-  for (size_t rank = 0; c.Next(); ++rank) {
-    if (c.member() == member) return rank;
-  }
-  return std::nullopt;
+  double score;
+  return FindPacked(e, member, &score);
 }
 
 size_t PartitionPoint(const Entry* e, const std::function<bool(double, std::string_view)>& before) {
@@ -403,7 +426,7 @@ void ForRange(const Entry* e, size_t first, size_t last, bool reverse, const Ele
     return;
   }
   // A packed walk only goes forward: collect the range, then answer it backwards.
-  std::vector<std::pair<std::string_view, double>> items;
+  std::vector<std::pair<std::string, double>> items;
   items.reserve(last - first);
   PackedCursor c(e->value());
   for (size_t i = 0; i < last && c.Next(); ++i) {
@@ -429,7 +452,7 @@ void Walk(const Entry* e, size_t from, bool reverse, const std::function<bool(st
     }
     return;
   }
-  std::vector<std::pair<std::string_view, double>> items;
+  std::vector<std::pair<std::string, double>> items;
   PackedCursor c(e->value());
   for (size_t i = 0; i <= from && c.Next(); ++i) items.emplace_back(c.member(), c.score());
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
@@ -447,9 +470,7 @@ size_t RemoveRange(Db& db, Entry*& e, size_t first, size_t last) {
     });
     return last - first;
   }
-  size_t from = first == 0 ? 0 : PackedOffsetOf(e, first);
-  size_t to = PackedOffsetOf(e, last);
-  e = SpliceValue(db, e, from, to - from, {});
+  PackedErase(db, e, first, last);
   return last - first;
 }
 
@@ -491,9 +512,10 @@ Entry* Build(Db& db, std::string_view key, std::vector<std::pair<std::string, do
   db.Erase(key, now_ms);
   if (FitsPacked(elements.size(), longest, limits)) {
     std::string bytes;
+    std::string_view previous;
     for (const auto& [m, s] : elements) {
-      AppendScore(&bytes, s);
-      AppendPacked(&bytes, m);
+      AppendElement(&bytes, previous, m, s);
+      previous = m;
     }
     Entry* e = db.Put(key, bytes, ValueType::kZSet, kNoDeadline, now_ms);
     e->set_collection_encoding(CollectionEncoding::kPacked);

@@ -5,11 +5,12 @@
 // Two layouts, recorded in the entry's CollectionEncoding as for hashes and sets:
 //
 //   kPacked  the elements in the entry's value bytes, in order. Each is its score then its
-//            member: a score that is a small integer (|v| < 2^52) is one varint
-//            holding zigzag(v) << 1, so "1".."63" cost one byte (-0 becomes 0 there, as in a
-//            listpack, whose text it is); any other score is the
-//            varint 1 followed by the 8 raw bytes of the double. The member follows as a
-//            packed element (engine/packed.h). Answered as "listpack", like Redis's.
+//            member: a score that is a small integer (|v| < 2^52) is one varint holding
+//            zigzag(v) << 1, so "1".."63" cost one byte (-0 becomes 0 there, as in a
+//            listpack, whose text it is); any other score is the varint 1 followed by the 8
+//            raw bytes of the double. The member is front-coded against the one before it
+//            (shared prefix length, then the rest as a packed element: engine/packed.h), so
+//            "member:17" after "member:16" costs 4 bytes. Answered as "listpack", like Redis's.
 //   kTable   8 bytes: a pointer to a ZTable (zset_table.h) — a member index (KvTable of
 //            member -> score) plus an order-statistic tree of (score, member) for ranks and
 //            ranges. Answered as "skiplist".
