@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/collection.h"
@@ -56,6 +57,8 @@ constexpr std::string_view kCountRange =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 // A negative ZRANDMEMBER count repeats members; past this many the reply could not be sent.
 constexpr int64_t kMaxRepeatedPicks = 100'000'000;
+// Up to this many ZRANDMEMBER picks from a table are made one by one; more copy the set once.
+constexpr size_t kFewPicks = 256;
 
 bool Resp3(const protocol::ReplyWriter& reply) { return reply.version() == protocol::RespVersion::kResp3; }
 
@@ -669,23 +672,32 @@ void CmdZRandMember(ShardCommand& c) {
   if (!e || count == 0) return c.reply.ArrayHeader(0);
   size_t size = zset::Size(e);
   Elements picked;
+  // A pick by rank costs a table a walk over its leaf sizes: many picks copy the set once.
+  auto few = [&](size_t n) { return e->owns_table() && n <= kFewPicks; };
   if (count < 0) {
     auto n = static_cast<size_t>(-count);
-    if (!e->owns_table()) {
-      // A packed set is walked once, not once a pick.
-      Elements all = Collect(e, 0, size, false);
-      picked.reserve(n);
-      for (size_t i = 0; i < n; ++i) picked.push_back(all[NextRandom() % all.size()]);
-    } else {
+    picked.reserve(n);
+    if (few(n)) {
       std::string buffer;
       for (size_t i = 0; i < n; ++i) {
         auto [m, s] = zset::Random(e, NextRandom(), &buffer);
         picked.emplace_back(m, s);
       }
+    } else {
+      Elements all = Collect(e, 0, size, false);
+      for (size_t i = 0; i < n; ++i) picked.push_back(all[NextRandom() % all.size()]);
     }
   } else if (static_cast<size_t>(count) >= size) {
     // The whole set, from the highest score down: Redis's set iterators walk from the tail.
     picked = Collect(e, 0, size, true);
+  } else if (few(static_cast<size_t>(count)) && static_cast<size_t>(count) * 4 <= size) {
+    // Distinct ranks drawn until there are enough (at most a quarter of the set).
+    std::unordered_set<size_t> ranks;
+    while (ranks.size() < static_cast<size_t>(count)) {
+      size_t rank = NextRandom() % size;
+      if (!ranks.insert(rank).second) continue;
+      zset::ForRange(e, rank, rank + 1, false, [&](std::string_view m, double s) { picked.emplace_back(m, s); });
+    }
   } else {
     // Distinct members: a partial Fisher-Yates shuffle.
     Elements all = Collect(e, 0, size, false);
