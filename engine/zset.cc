@@ -27,19 +27,37 @@ ScoreTree::~ScoreTree() {
 }
 
 size_t ScoreTree::Bytes() const {
-  size_t bytes = leaves_.capacity() * sizeof(Leaf*) + counts_.capacity() * sizeof(uint32_t);
+  size_t bytes = leaves_.capacity() * sizeof(Leaf*) + counts_.capacity() * sizeof(uint32_t) +
+                 chunk_sums_.capacity() * sizeof(int64_t);
   for (const Leaf* leaf : leaves_) bytes += malloc_usable_size(const_cast<Leaf*>(leaf));
   return bytes;
 }
 
+void ScoreTree::EnsureChunks(size_t chunks) const {
+  if (chunk_sums_.size() < chunks) chunk_sums_.resize(chunks);
+  for (; valid_chunks_ < chunks; ++valid_chunks_) {
+    size_t from = valid_chunks_ * kChunk, to = std::min(counts_.size(), from + kChunk);
+    int64_t sum = 0;
+    for (size_t i = from; i < to; ++i) sum += counts_[i];
+    chunk_sums_[valid_chunks_] = sum;
+  }
+}
+
 size_t ScoreTree::RankOf(Pos p) const {
+  size_t chunk = p.leaf / kChunk;
+  EnsureChunks(chunk);
   size_t rank = p.offset;
-  for (size_t i = 0; i < p.leaf; ++i) rank += counts_[i];
+  for (size_t c = 0; c < chunk; ++c) rank += static_cast<size_t>(chunk_sums_[c]);
+  for (size_t i = chunk * kChunk; i < p.leaf; ++i) rank += counts_[i];
   return rank;
 }
 
 ScoreTree::Pos ScoreTree::PosOf(size_t rank) const {
-  size_t i = 0;
+  size_t chunks = (counts_.size() + kChunk - 1) / kChunk;
+  EnsureChunks(chunks);
+  size_t c = 0;
+  while (c + 1 < chunks && rank >= static_cast<size_t>(chunk_sums_[c])) rank -= static_cast<size_t>(chunk_sums_[c++]);
+  size_t i = c * kChunk;
   while (i + 1 < counts_.size() && rank >= counts_[i]) rank -= counts_[i++];
   return {i, rank};
 }
@@ -68,6 +86,7 @@ void ScoreTree::InsertAt(Pos p, const ZItem& item) {
   if (leaves_.empty()) {
     leaves_.push_back(new Leaf);
     counts_.push_back(0);
+    LeavesMoved(0);
   }
   Leaf* leaf = leaves_[p.leaf];
   if (leaf->n == kLeafCapacity) {
@@ -81,17 +100,18 @@ void ScoreTree::InsertAt(Pos p, const ZItem& item) {
       fresh->n = leaf->n - keep;
       std::memcpy(fresh->items, leaf->items + keep, fresh->n * sizeof(ZItem));
       leaf->n = keep;
-      counts_[at] = keep;
+      SetCount(at, keep);
       if (p.offset > keep) p = {at + 1, p.offset - keep};
     }
     leaves_.insert(leaves_.begin() + static_cast<std::ptrdiff_t>(at + 1), fresh);
     counts_.insert(counts_.begin() + static_cast<std::ptrdiff_t>(at + 1), fresh->n);
+    LeavesMoved(at + 1);
     leaf = leaves_[p.leaf];
   }
   std::memmove(leaf->items + p.offset + 1, leaf->items + p.offset, (leaf->n - p.offset) * sizeof(ZItem));
   leaf->items[p.offset] = item;
   leaf->n++;
-  counts_[p.leaf] = leaf->n;
+  SetCount(p.leaf, leaf->n);
   ++size_;
 }
 
@@ -99,7 +119,7 @@ void ScoreTree::EraseAt(Pos p) {
   Leaf* leaf = leaves_[p.leaf];
   std::memmove(leaf->items + p.offset, leaf->items + p.offset + 1, (leaf->n - p.offset - 1) * sizeof(ZItem));
   leaf->n--;
-  counts_[p.leaf] = leaf->n;
+  SetCount(p.leaf, leaf->n);
   --size_;
   if (leaf->n == 0) return DropLeaf(p.leaf);
   MaybeMerge(p.leaf);
@@ -109,6 +129,7 @@ void ScoreTree::DropLeaf(size_t i) {
   delete leaves_[i];
   leaves_.erase(leaves_.begin() + static_cast<std::ptrdiff_t>(i));
   counts_.erase(counts_.begin() + static_cast<std::ptrdiff_t>(i));
+  LeavesMoved(i);
 }
 
 // A leaf that fell below a quarter joins a neighbour when both fit in three quarters, so
@@ -122,7 +143,7 @@ void ScoreTree::MaybeMerge(size_t i) {
     if (a->n + b->n > kLeafCapacity * 3 / 4) continue;
     std::memcpy(a->items + a->n, b->items, b->n * sizeof(ZItem));
     a->n += b->n;
-    counts_[left] = a->n;
+    SetCount(left, a->n);
     DropLeaf(left + 1);
     return;
   }

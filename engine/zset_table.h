@@ -92,12 +92,29 @@ class ScoreTree {
   void EraseRange(size_t first, size_t last, Fn fn);
 
  private:
+  static constexpr size_t kChunk = 64;  // leaves per chunk of the rank index
+
   void InsertAt(Pos p, const ZItem& item);
   void DropLeaf(size_t leaf);
   void MaybeMerge(size_t leaf);
+  // Every change of a leaf's size goes through SetCount; adding or removing a leaf at index
+  // i calls LeavesMoved(i), which drops the chunk sums from i's chunk on.
+  void SetCount(size_t leaf, uint32_t n) {
+    if (leaf / kChunk < valid_chunks_) chunk_sums_[leaf / kChunk] += static_cast<int64_t>(n) - counts_[leaf];
+    counts_[leaf] = n;
+  }
+  void LeavesMoved(size_t leaf) { valid_chunks_ = std::min(valid_chunks_, leaf / kChunk); }
+  // Makes chunk_sums_[0, chunks) current.
+  void EnsureChunks(size_t chunks) const;
 
   std::vector<Leaf*> leaves_;
   std::vector<uint32_t> counts_;  // counts_[i] == leaves_[i]->n, contiguous for rank sums
+  // The rank index: chunk_sums_[c] is the sum of counts_ over leaves [c * kChunk, (c + 1) *
+  // kChunk), valid below valid_chunks_. Splits and merges move leaves between chunks and
+  // invalidate the sums after them, which the next rank query recomputes (a split comes once
+  // per ~60 inserts); a rank then sums a few hundred integers instead of every leaf's size.
+  mutable std::vector<int64_t> chunk_sums_;
+  mutable size_t valid_chunks_ = 0;
   size_t size_ = 0;
 };
 
@@ -133,7 +150,7 @@ void ScoreTree::EraseRange(size_t first, size_t last, Fn fn) {
     for (size_t i = 0; i < take; ++i) fn(leaf->items[p.offset + i]);
     std::memmove(leaf->items + p.offset, leaf->items + p.offset + take, (leaf->n - p.offset - take) * sizeof(ZItem));
     leaf->n -= static_cast<uint32_t>(take);
-    counts_[p.leaf] = leaf->n;
+    SetCount(p.leaf, leaf->n);
     size_ -= take;
     remaining -= take;
     if (leaf->n == 0) {

@@ -181,6 +181,50 @@ TEST(ZSetTest, RandomOperationsMatchAModel) {
   }
 }
 
+// Tens of thousands of members: hundreds of leaves, so that splits, merges and range
+// removals move leaves across the rank index's chunks.
+TEST(ZSetTest, ManyLeavesKeepRanksRight) {
+  Db db(kNow);
+  auto limits = Limits();
+  Entry* e = zset::Create(db, "z", kNow, true);
+  Model model;
+  std::map<std::string, double> scores;
+  std::mt19937_64 rng(7);
+  for (int step = 0; step < 120000; ++step) {
+    std::string m = "m" + std::to_string(rng() % 60000);
+    int op = static_cast<int>(rng() % 100);
+    if (op < 70) {
+      double s = static_cast<double>(rng() % 5000);
+      if (scores.count(m)) model.erase({scores[m], m});
+      model.insert({s, m});
+      scores[m] = s;
+      zset::Set(db, e, m, s, limits);
+    } else if (op < 95) {
+      if (scores.count(m)) model.erase({scores[m], m}), scores.erase(m);
+      zset::Remove(db, e, m);
+    } else if (!model.empty()) {
+      size_t n = model.size();
+      size_t first = rng() % n, last = std::min(n, first + rng() % 400);
+      auto it = std::next(model.begin(), static_cast<std::ptrdiff_t>(first));
+      for (size_t i = first; i < last; ++i) {
+        scores.erase(it->second);
+        it = model.erase(it);
+      }
+      zset::RemoveRange(db, e, first, last);
+    }
+    if (step % 1000 == 0 && !model.empty()) {
+      ASSERT_EQ(zset::Size(e), model.size());
+      size_t rank = rng() % model.size();
+      auto it = std::next(model.begin(), static_cast<std::ptrdiff_t>(rank));
+      ASSERT_EQ(zset::Rank(e, it->second), rank);
+      std::string at;
+      zset::ForRange(e, rank, rank + 1, false, [&](std::string_view member, double) { at = member; });
+      ASSERT_EQ(at, it->second);
+    }
+  }
+  EXPECT_EQ(Contents(e), ModelContents(model));
+}
+
 TEST(ZSetTest, AscendingInsertsFillLeaves) {
   Db db(kNow);
   auto limits = Limits();
