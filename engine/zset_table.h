@@ -8,10 +8,10 @@
 //          of up to kLeafCapacity items (one 2 KiB block each), listed in a vector with a
 //          parallel vector of leaf sizes. That is a B+tree of height two: a lookup is a
 //          binary search over the leaves' first items and then within one leaf; a rank is
-//          the sum of the sizes before a leaf, read from one contiguous array (a few
-//          thousand integers for millions of members, cheaper than the pointer chasing of a
-//          skiplist's spans). The member bytes live once, in the index entry; the tree
-//          compares them only between equal scores.
+//          the sum of the sizes before a leaf, read from contiguous arrays: sums of 64 leaves
+//          each, then the leaves of one chunk (a few hundred integers for a million members,
+//          cheaper than the pointer chasing of a skiplist's spans). The member bytes live
+//          once, in the index entry; the tree compares them only between equal scores.
 //
 // Per member this costs the index entry (24 + member + 8 bytes, rounded by the allocator),
 // its bucket share and about 20 bytes of leaf, against Redis's skiplist node, member sds,
@@ -85,7 +85,7 @@ class ScoreTree {
   bool Prev(Pos* p) const;
 
   void Insert(const ZItem& item);
-  // Removes the item at `rank`, which must refer to `node`.
+  // Removes the item at `p`.
   void EraseAt(Pos p);
   // Removes ranks [first, last), calling fn(item) for each before it goes.
   template <typename Fn>
