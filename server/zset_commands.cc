@@ -417,6 +417,19 @@ void StoreElements(engine::Db& db, std::string_view key, Elements elements, cons
   db.Touch(key);
 }
 
+// Redis 7.0 builds ZRANGESTORE's result element by element, starting as a listpack unless a
+// rank range is known to be too long for one; a listpack stores -0 as 0, and the elements
+// added after a conversion keep their sign. The elements, in emission order, get the scores
+// Redis's result would hold.
+void ZeroSignsAsListpack(Elements* elements, bool rank_range, const engine::CollectionLimits& limits) {
+  if (rank_range && elements->size() > limits.zset_max_listpack_entries) return;
+  for (size_t i = 0; i < elements->size(); ++i) {
+    auto& [m, s] = (*elements)[i];
+    if (i + 1 > limits.zset_max_listpack_entries || m.size() > limits.zset_max_listpack_value) return;
+    if (s == 0) s = 0.0;
+  }
+}
+
 // ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
 void CmdZRangeStore(ConnCommand& c) {
   RangeRequest r;
@@ -432,7 +445,9 @@ void CmdZRangeStore(ConnCommand& c) {
       return;
     }
     if (src) out = RunRange(src, r);
-    StoreElements(DbFor(c, c.args[1]), c.args[1], out, limits, now);
+    Elements stored = out;
+    ZeroSignsAsListpack(&stored, r.type == RangeType::kRank, limits);
+    StoreElements(DbFor(c, c.args[1]), c.args[1], std::move(stored), limits, now);
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
   c.charge.Add(engine::RuOp::kRead, c.args[2].size() + ElementBytes(out));
