@@ -276,12 +276,15 @@ class PackedCursor {
   std::string member_;
 };
 
-// The rank of `member` in a packed set, and its score.
-std::optional<size_t> FindPacked(const Entry* e, std::string_view member, double* score) {
+// The rank of `member` in a packed set, and its score; when it is absent, *size (if given)
+// is the set's size, which the walk has counted anyway.
+std::optional<size_t> FindPacked(const Entry* e, std::string_view member, double* score, size_t* size = nullptr) {
   PackedCursor c(e->value());
-  for (size_t rank = 0; c.Next(); ++rank) {
+  size_t rank = 0;
+  for (; c.Next(); ++rank) {
     if (c.member() == member) return *score = c.score(), rank;
   }
+  if (size) *size = rank;
   return std::nullopt;
 }
 
@@ -384,13 +387,14 @@ std::optional<double> Score(const Entry* e, std::string_view member) {
 bool Set(Db& db, Entry*& e, std::string_view member, double score, const CollectionLimits& limits) {
   if (!e->owns_table()) {
     double current;
-    if (std::optional<size_t> rank = FindPacked(e, member, &current)) {
+    size_t size = 0;
+    if (std::optional<size_t> rank = FindPacked(e, member, &current, &size)) {
       if (current == score) return false;
       PackedErase(db, e, *rank, *rank + 1);
       PackedInsert(db, e, member, score);
       return false;
     }
-    if (FitsPacked(Size(e) + 1, member.size(), limits)) {
+    if (FitsPacked(size + 1, member.size(), limits)) {
       PackedInsert(db, e, member, score);
       return true;
     }

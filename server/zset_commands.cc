@@ -342,31 +342,46 @@ Elements RunLexRange(const Entry* e, const RangeRequest& r) {
   return out;
 }
 
-// The elements a parsed request selects from `e`, in reply order.
-Elements RunRange(const Entry* e, const RangeRequest& r) {
+// The ranks a rank or score request selects, answered from last - 1 down when `reverse`.
+struct RangePlan {
+  size_t first = 0, last = 0;
+  bool reverse = false;
+};
+
+RangePlan PlanRange(const Entry* e, const RangeRequest& r) {
   bool reverse = r.direction == Direction::kReverse;
   size_t size = zset::Size(e);
   if (r.type == RangeType::kRank) {
     std::optional<RankSpan> span = SpanOfRanks(r.start, r.end, size);
     if (!span) return {};
     // Ranks count from the end in reverse.
-    if (reverse) *span = {size - span->last, size - span->first};
-    return Collect(e, span->first, span->last, reverse);
+    if (reverse) return {size - span->last, size - span->first, true};
+    return {span->first, span->last, false};
   }
   // A negative offset skips everything, as Redis's skip loop runs off the end.
   if (r.offset < 0 || (r.offset > 0 && static_cast<uint64_t>(r.offset) >= size)) return {};
-  if (r.type == RangeType::kLex) return RunLexRange(e, r);
   RankSpan span = SpanOf(e, r.scores);
   size_t count = span.last - span.first;
   auto offset = static_cast<size_t>(r.offset);
   if (offset >= count) return {};
   count -= offset;
   if (r.limit >= 0) count = std::min(count, static_cast<size_t>(r.limit));
-  if (reverse) return Collect(e, span.last - offset - count, span.last - offset, true);
-  return Collect(e, span.first + offset, span.first + offset + count, false);
+  if (reverse) return {span.last - offset - count, span.last - offset, true};
+  return {span.first + offset, span.first + offset + count, false};
 }
 
-// Z[REV]RANGE[BYSCORE|BYLEX] key ... on one shard.
+// The elements a parsed request selects from `e`, in reply order.
+Elements RunRange(const Entry* e, const RangeRequest& r) {
+  if (r.type == RangeType::kLex) {
+    bool skip = r.offset < 0 || (r.offset > 0 && static_cast<uint64_t>(r.offset) >= zset::Size(e));
+    return skip ? Elements{} : RunLexRange(e, r);
+  }
+  RangePlan plan = PlanRange(e, r);
+  return Collect(e, plan.first, plan.last, plan.reverse);
+}
+
+// Z[REV]RANGE[BYSCORE|BYLEX] key ... on one shard. Rank and score ranges are answered
+// straight from the set, without copying the elements.
 void RangeGeneric(ShardCommand& c, RangeType type, Direction direction) {
   RangeRequest r;
   r.type = type;
@@ -375,9 +390,24 @@ void RangeGeneric(ShardCommand& c, RangeType type, Direction direction) {
   bool wrong = false;
   Entry* e = FindZSet(c, &wrong, Lookup::kRead);
   if (wrong) return;
+  size_t bytes = c.args[1].size();
+  if (e && r.type != RangeType::kLex) {
+    RangePlan plan = PlanRange(e, r);
+    size_t n = plan.last - plan.first;
+    bool nested = r.with_scores && Resp3(c.reply);
+    c.reply.ArrayHeader(r.with_scores && !nested ? 2 * n : n);
+    zset::ForRange(e, plan.first, plan.last, plan.reverse, [&](std::string_view m, double s) {
+      if (nested) c.reply.ArrayHeader(2);
+      c.reply.Bulk(m);
+      if (r.with_scores) c.reply.Double(s);
+      bytes += m.size() + sizeof(double);
+    });
+    c.charge.Add(engine::RuOp::kRead, bytes);
+    return;
+  }
   Elements out;
   if (e) out = RunRange(e, r);
-  c.charge.Add(engine::RuOp::kRead, c.args[1].size() + ElementBytes(out));
+  c.charge.Add(engine::RuOp::kRead, bytes + ElementBytes(out));
   ReplyElements(c.reply, out, r.with_scores);
 }
 
