@@ -294,6 +294,7 @@ class Generator:
         rng = self.rng
         k = self.key
         builders = [
+            *self.zset_builders(),  # sorted sets (zset branch)
             (10, lambda: ["GET", k()]),
             (14, self.set_command),
             (2, lambda: ["SETNX", k(), self.value()]),
@@ -375,7 +376,6 @@ class Generator:
             (2, lambda: [rng.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), k()] + self.keys()),
             (1, lambda: ["SINTERCARD", "2", k(), k()] + rng.choice([[], ["LIMIT", "1"], ["LIMIT", "-1"]])),
             (2, lambda: ["SMOVE", k(), k(), self.member()]),
-            *self.zset_builders(),
             # transactions: queued commands, refusals that doom them, and WATCH against own writes
             (3, lambda: ["MULTI"]),
             (3, lambda: ["EXEC"]),
