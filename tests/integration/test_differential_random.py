@@ -60,6 +60,8 @@ BIT_OFFSETS = ["0", "1", "7", "8", "13", "63", "64", "100", "399", "-1", "x", "4
 BITFIELD_TYPES = ["i1", "u1", "i5", "u7", "i8", "u8", "I16", "u16", "i63", "u63", "i64", "u64", "i0", "x8", "i65"]
 BITFIELD_OFFSETS = ["0", "3", "9", "#1", "#3", "31", "100", "-1", "#-1", "x"]
 BITFIELD_VALUES = INTS[:7] + ["127", "128", "-129", "255", "300", "-300", "65535"]
+ZSCORES = ["0", "1", "-1", "2.5", "1e3", "-0", "inf", "-inf", "+inf", "0x10", "nan", "abc", "", "1e400",
+           "0.1", "3"]  # sorted sets (zset branch)
 PATTERNS = ["*", "a*", "?", "[ab]", "*x", "n", "[^a]*", "k*", "\\*", "{a}*"]
 
 
@@ -193,10 +195,107 @@ class Generator:
             opts += [opt, self.rng.choice(["0", "1", "2", "3", "-1", "x"])] if opt == "MINMATCHLEN" else [opt]
         return ["LCS", self.key(), self.key()] + opts
 
+    # ---- Sorted sets (zset branch) -------------------------------------------------------------
+    # Scores include the parser's edge cases; ranges mix valid, exclusive, infinite and junk
+    # bounds. ZRANDMEMBER and ZSCAN are left out (random, or in a hash table's order).
+
+    def score(self):
+        return self.rng.choice(ZSCORES)
+
+    def score_bound(self):
+        b = self.rng.choice(ZSCORES + ["-inf", "+inf", "(1", "(-1", "(2.5", "(inf", "(x", ""])
+        return b
+
+    def lex_bound(self):
+        return self.rng.choice(["-", "+", "[a", "(a", "[b", "(abc", "[1", "(10", "[", "(", "a", "+x"])
+
+    def rank(self):
+        return str(self.rng.choice([0, 1, 2, -1, -2, 5, 100, -100])) if self.rng.random() < 0.95 else "x"
+
+    def limit(self):
+        if self.rng.random() < 0.6:
+            return []
+        return ["LIMIT", str(self.rng.choice([0, 1, 2, -1, 10])), str(self.rng.choice([0, 1, 3, -1, -5]))]
+
+    def zset_range(self):
+        rng = self.rng
+        kind = rng.choice(["rank", "score", "lex"])
+        if kind == "rank":
+            args, opts = [self.rank(), self.rank()], []
+        elif kind == "score":
+            args, opts = [self.score_bound(), self.score_bound()], ["BYSCORE"]
+        else:
+            args, opts = [self.lex_bound(), self.lex_bound()], ["BYLEX"]
+        if rng.random() < 0.3:
+            opts.append("REV")
+        if kind != "rank" or rng.random() < 0.05:
+            opts += self.limit()
+        rng.shuffle(opts)
+        return args, opts
+
+    def zset_builders(self):
+        rng = self.rng
+        k = self.key
+        pairs = lambda n: [x for _ in range(n) for x in (self.score(), self.member())]  # noqa: E731
+        flags = lambda: rng.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], rng.choice([0, 0, 1, 1, 2]))  # noqa: E731
+        withscores = lambda: ["WITHSCORES"] if rng.random() < 0.5 else []  # noqa: E731
+        algebra_opts = lambda n: (["WEIGHTS"] + [self.score() for _ in range(n)] if rng.random() < 0.3 else []) + (  # noqa: E731
+            ["AGGREGATE", rng.choice(["SUM", "MIN", "MAX", "AVG"])] if rng.random() < 0.3 else [])
+
+        def algebra(name):
+            keys = self.keys(1, 3)
+            n = len(keys) if rng.random() < 0.95 else rng.choice([0, 4])
+            dst = [k()] if name.endswith("STORE") else []
+            opts = algebra_opts(len(keys)) if "DIFF" not in name else []
+            if not dst:
+                opts += withscores()
+            return [name] + dst + [str(n)] + keys + opts
+
+        def zrange():
+            args, opts = self.zset_range()
+            if "BYLEX" not in opts and rng.random() < 0.4:
+                opts.append("WITHSCORES")
+            return ["ZRANGE", k()] + args + opts
+
+        def zrangestore():
+            args, opts = self.zset_range()
+            return ["ZRANGESTORE", k(), k()] + args + opts
+
+        return [
+            (5, lambda: ["ZADD", k()] + flags() + pairs(rng.randint(1, 3))),
+            (2, lambda: ["ZINCRBY", k(), self.score(), self.member()]),
+            (2, lambda: ["ZREM", k()] + [self.member() for _ in range(rng.randint(1, 3))]),
+            (1, lambda: ["ZCARD", k()]),
+            (1, lambda: ["ZCOUNT", k(), self.score_bound(), self.score_bound()]),
+            (1, lambda: ["ZLEXCOUNT", k(), self.lex_bound(), self.lex_bound()]),
+            (2, lambda: ["ZSCORE", k(), self.member()]),
+            (1, lambda: ["ZMSCORE", k(), self.member(), self.member()]),
+            (1, lambda: [rng.choice(["ZRANK", "ZREVRANK"]), k(), self.member()]),
+            (3, zrange),
+            (1, lambda: [rng.choice(["ZREVRANGE"]), k(), self.rank(), self.rank()] + withscores()),
+            (1, lambda: [rng.choice(["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"]), k(), self.score_bound(),
+                         self.score_bound()] + withscores() + self.limit()),
+            (1, lambda: [rng.choice(["ZRANGEBYLEX", "ZREVRANGEBYLEX"]), k(), self.lex_bound(), self.lex_bound()]
+             + self.limit()),
+            (1, zrangestore),
+            (1, lambda: ["ZREMRANGEBYRANK", k(), self.rank(), self.rank()]),
+            (1, lambda: ["ZREMRANGEBYSCORE", k(), self.score_bound(), self.score_bound()]),
+            (1, lambda: ["ZREMRANGEBYLEX", k(), self.lex_bound(), self.lex_bound()]),
+            (1, lambda: [rng.choice(["ZPOPMIN", "ZPOPMAX"]), k()] + rng.choice([[], ["1"], ["3"], ["0"], ["-1"]])),
+            (1, lambda: ["ZMPOP", "2", k(), k(), rng.choice(["MIN", "MAX", "FOO"])]
+             + rng.choice([[], ["COUNT", "2"], ["COUNT", "0"]])),
+            (2, lambda: algebra(rng.choice(["ZUNION", "ZINTER", "ZDIFF"]))),
+            (2, lambda: algebra(rng.choice(["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]))),
+            (1, lambda: ["ZINTERCARD", "2", k(), k()] + rng.choice([[], ["LIMIT", "1"], ["LIMIT", "-1"]])),
+        ]
+
+    # ---- end of sorted sets ---------------------------------------------------------------------
+
     def command(self):
         rng = self.rng
         k = self.key
         builders = [
+            *self.zset_builders(),  # sorted sets (zset branch)
             (10, lambda: ["GET", k()]),
             (14, self.set_command),
             (2, lambda: ["SETNX", k(), self.value()]),
@@ -380,7 +479,8 @@ def keyspace(c: RawClient):
         keys = sorted(c.call("KEYS", "*"))
         types = c.pipeline([("TYPE", k) for k in keys]) if keys else []
         read = {"string": "GET", "hash": "HGETALL", "set": "SMEMBERS", "list": "LRANGE"}
-        reads = [(read[t], k, "0", "-1") if t == "list" else (read[t], k) for k, t in zip(keys, types)]
+        reads = [("ZRANGE", k, "0", "-1", "WITHSCORES") if t == "zset" else (read[t], k, "0", "-1") if t == "list"
+                 else (read[t], k) for k, t in zip(keys, types)]
         replies = c.pipeline([cmd for r, k in zip(reads, keys) for cmd in (r, ("PEXPIRETIME", k))]) if keys else []
         out.append([(k, t, contents(t, replies[2 * i]), deadline_class(replies[2 * i + 1]))
                     for i, (k, t) in enumerate(zip(keys, types))])
