@@ -72,6 +72,7 @@ CommandTable BuildCommandTable() {
   RegisterHllCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterZSetBlockingCommands(table);
   return table;
 }
 

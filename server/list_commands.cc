@@ -26,6 +26,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/key_util.h"
+#include "server/mpop_args.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -422,35 +423,12 @@ void CmdLMove(ConnCommand& c) {
 
 void CmdRPopLPush(ConnCommand& c) { Move(c, c.args[1], c.args[2], End::kTail, End::kHead); }
 
-// LMPOP/BLMPOP's arguments from args[first]: numkeys key... LEFT|RIGHT [COUNT count].
-struct MPopArgs {
-  std::vector<std::string_view> keys;
-  End end = End::kHead;
-  int64_t count = 1;
-};
-
-bool ParseMPop(Args args, size_t first, MPopArgs* out, protocol::ReplyWriter& reply) {
-  int64_t numkeys = 0;
-  if (!protocol::ParseInt64(args[first], &numkeys) || numkeys < 1) {
-    return reply.Error("ERR numkeys should be greater than 0"), false;
-  }
-  if (numkeys >= static_cast<int64_t>(args.size() - first - 1)) return reply.Error(errors::kSyntax), false;
-  size_t where = first + 1 + static_cast<size_t>(numkeys);
-  out->keys.assign(args.begin() + static_cast<std::ptrdiff_t>(first) + 1, args.begin() + static_cast<std::ptrdiff_t>(where));
-  if (!ParseEnd(args[where], &out->end, reply)) return false;
-  bool counted = false;
-  for (size_t i = where + 1; i < args.size(); ++i) {
-    if (!counted && EqualsIgnoreCase(protocol::AsCString(args[i]), "COUNT") && i + 1 < args.size()) {
-      if (!protocol::ParseInt64(args[++i], &out->count) || out->count < 1) {
-        return reply.Error("ERR count should be greater than 0"), false;
-      }
-      counted = true;
-    } else {
-      return reply.Error(errors::kSyntax), false;
-    }
-  }
-  return true;
+// LMPOP/BLMPOP's arguments from args[first] (server/mpop_args.h).
+bool ParseListMPop(Args args, size_t first, MPopArgs* out, protocol::ReplyWriter& reply) {
+  return ParseMPopArgs(args, first, "LEFT", "RIGHT", out, reply);
 }
+
+End EndOf(const MPopArgs& parsed) { return parsed.second_end ? End::kTail : End::kHead; }
 
 void ReplyKeyAndElements(protocol::ReplyWriter& reply, std::string_view key, const std::vector<std::string>& elements) {
   reply.ArrayHeader(2);
@@ -511,7 +489,7 @@ ServeFn ServeMove(std::string_view destination, End from, End to) {
 // LMPOP numkeys key... LEFT|RIGHT [COUNT count]
 void CmdLMPop(ConnCommand& c) {
   MPopArgs parsed;
-  if (!ParseMPop(c.args, 1, &parsed, c.reply)) return;
+  if (!ParseListMPop(c.args, 1, &parsed, c.reply)) return;
   ShardSet& shards = c.server.shards();
   std::vector<uint32_t> ids;
   for (std::string_view key : parsed.keys) ids.push_back(shards.ShardFor(key));
@@ -524,7 +502,7 @@ void CmdLMPop(ConnCommand& c) {
       if (e == nullptr) continue;
       if (e->type() != ValueType::kList) return c.reply.Error(errors::kWrongType);
       return ReplyKeyAndElements(c.reply, key,
-                                 PopElements(db, e, key, parsed.end, static_cast<size_t>(parsed.count), now, c.charge));
+                                 PopElements(db, e, key, EndOf(parsed), static_cast<size_t>(parsed.count), now, c.charge));
     }
     c.reply.NullArray();
   });
@@ -572,13 +550,13 @@ awaitable<void> CmdBRPopLPush(ConnCommand& c) { co_await BlockingMove(c, End::kT
 awaitable<void> CmdBLMPop(ConnCommand& c) {
   // Redis checks the rest before the timeout.
   MPopArgs parsed;
-  if (!ParseMPop(c.args, 2, &parsed, c.reply)) co_return;
+  if (!ParseListMPop(c.args, 2, &parsed, c.reply)) co_return;
   int64_t timeout = 0;
   if (!ParseBlockTimeout(c.args[1], &timeout, c.reply)) co_return;
   BlockRequest request;
   request.keys = parsed.keys;
   request.timeout_ms = timeout;
-  request.serve = ServeMPop(parsed.end, static_cast<size_t>(parsed.count));
+  request.serve = ServeMPop(EndOf(parsed), static_cast<size_t>(parsed.count));
   co_await BlockOn(c, std::move(request));
 }
 

@@ -38,9 +38,9 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   if (spec.flags & kDenyOom) flags.push_back("denyoom");
   if (spec.flags & kReadOnly) flags.push_back("readonly");
   if (spec.flags & kAdmin) flags.push_back("admin");
+  if (spec.flags & kBlocking) flags.push_back("blocking");
   if (spec.flags & kFast) flags.push_back("fast");
   if (spec.flags & kNoAuth) flags.push_back("no_auth");
-  if (spec.flags & kBlocking) flags.push_back("blocking");
   r.SetHeader(flags.size());
   for (const char* f : flags) r.SimpleString(f);
 }
@@ -66,7 +66,8 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (spec.group == "sorted-set") out.push_back("@sortedset");
   if (f & kAdmin) out.push_back("@admin");
   out.push_back(f & kFast ? "@fast" : "@slow");
-  if (f & kBlocking) out.push_back("@blocking");
+  // Redis declares @blocking itself, and not for the fast BZPOPMIN/BZPOPMAX.
+  if ((f & kBlocking) && !(f & kFast)) out.push_back("@blocking");
   if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
   if (f & kConnection) out.push_back("@connection");
   if (spec.group == "transactions") out.push_back("@transaction");

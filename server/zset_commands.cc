@@ -37,6 +37,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/key_util.h"
+#include "server/mpop_args.h"
 #include "server/server.h"
 #include "server/zset_pop.h"
 
@@ -810,28 +811,13 @@ void CmdZPopGeneric(ShardCommand& c, bool from_max) {
 void CmdZPopMin(ShardCommand& c) { CmdZPopGeneric(c, false); }
 void CmdZPopMax(ShardCommand& c) { CmdZPopGeneric(c, true); }
 
-// Redis's getRangeLongFromObjectOrReply with a message: one error for "not a number" and
-// "out of range" alike.
-bool ParsePositive(std::string_view arg, int64_t* out) { return protocol::ParseInt64(arg, out) && *out >= 1; }
-
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
 void CmdZMPop(ConnCommand& c) {
-  int64_t numkeys = 0;
-  if (!ParsePositive(c.args[1], &numkeys)) return c.reply.Error("ERR numkeys should be greater than 0");
-  if (static_cast<uint64_t>(numkeys) >= c.args.size() - 2) return c.reply.Error(errors::kSyntax);
-  size_t where = 2 + static_cast<size_t>(numkeys);
-  std::string_view side = AsCString(c.args[where]);
-  bool from_max = protocol::EqualsIgnoreCase(side, "MAX");
-  if (!from_max && !protocol::EqualsIgnoreCase(side, "MIN")) return c.reply.Error(errors::kSyntax);
-  int64_t count = -1;
-  for (size_t j = where + 1; j < c.args.size(); ++j) {
-    if (count == -1 && protocol::EqualsIgnoreCase(AsCString(c.args[j]), "COUNT") && j + 1 < c.args.size()) {
-      if (!ParsePositive(c.args[++j], &count)) return c.reply.Error("ERR count should be greater than 0");
-    } else {
-      return c.reply.Error(errors::kSyntax);
-    }
-  }
-  if (count == -1) count = 1;
+  MPopArgs parsed;
+  if (!ParseMPopArgs(c.args, 1, "MIN", "MAX", &parsed, c.reply)) return;
+  bool from_max = parsed.second_end;
+  int64_t count = parsed.count;
+  size_t where = 2 + parsed.keys.size();
   std::vector<size_t> keys;
   for (size_t i = 2; i < where; ++i) keys.push_back(i);
   int64_t now = c.server.clock().NowMs();

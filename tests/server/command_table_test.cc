@@ -165,8 +165,10 @@ TEST(CommandTableTest, EveryCommandIsWellFormed) {
     if (spec->arity > 0) {
       EXPECT_LT(spec->first_key, spec->arity);
     }
-    if (spec->last_key == -1) {
-      EXPECT_LT(spec->arity, 0) << "keys up to the last argument need a variable arity";
+    if (spec->last_key < 0) {
+      // Counted from the end (-1: up to the last argument; -2: all but the last, BLPOP's).
+      EXPECT_LT(spec->arity, 0) << "keys counted from the end need a variable arity";
+      EXPECT_LE(-spec->last_key, min_args - spec->first_key);
     } else {
       EXPECT_GE(spec->last_key, spec->first_key);
       EXPECT_EQ((spec->last_key - spec->first_key) % spec->key_step, 0);
