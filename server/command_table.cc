@@ -72,6 +72,7 @@ CommandTable BuildCommandTable() {
   RegisterHllCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterSortCommands(table);
   return table;
 }
 

@@ -196,6 +196,7 @@ void RegisterSetCommands(CommandTable& table);
 void RegisterHllCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
+void RegisterSortCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();
