@@ -31,8 +31,9 @@
 // expired key, which may move other entries of its Db.
 //
 // Request units: a read of the source key and of every element loaded, a read of every key a
-// pattern looks up (with the value it finds), and a write of what STORE stores (a delete of
-// the destination when the result is empty).
+// pattern looks up (with the value it finds), and a write of what STORE stores (an insert, or
+// a replace when the destination held something; a delete of the destination when the result
+// is empty and it existed).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -390,16 +391,17 @@ std::vector<std::optional<std::string>> Answer(std::vector<std::string>& element
 }
 
 // Replaces `key` with a list of `values` ("" for a missing one), or deletes it when there are
-// none, as Redis's SORT ... STORE does whatever the key held.
-void StoreList(engine::Db& db, std::string_view key, const std::vector<std::optional<std::string>>& values,
+// none, as Redis's SORT ... STORE does whatever the key held. True when the key held something.
+bool StoreList(engine::Db& db, std::string_view key, const std::vector<std::optional<std::string>>& values,
                const engine::CollectionLimits& limits, int64_t now) {
-  db.Erase(key, now);
-  if (values.empty()) return;
+  bool existed = db.Erase(key, now);
+  if (values.empty()) return existed;
   Entry* e = list::Create(db, key, now);
   for (const std::optional<std::string>& v : values) {
     list::Push(db, e, list::End::kTail, v ? std::string_view(*v) : std::string_view(), limits);
   }
   db.Touch(key);
+  return existed;
 }
 
 // Whether the command comes from a script (EVAL, FCALL): Redis then sorts a set even with BY
@@ -436,6 +438,7 @@ void SortGeneric(ConnCommand& c, bool read_only) {
   engine::CollectionLimits limits = c.server.collection_limits();
   Outcome outcome = Outcome::kAnswered;
   std::vector<std::optional<std::string>> answer;
+  bool replaced = false;  // STORE's destination held something
   shards.RunHolding(ShardsNeeded(c, o), [&] {
     engine::Shard& shard = shards.shard(shards.ShardFor(c.args[1]));
     engine::Db& source_db = shard.db(db);
@@ -462,14 +465,18 @@ void SortGeneric(ConnCommand& c, bool read_only) {
     answer = Answer(loaded->elements, loaded->range, opts, reader);
     if (!opts.store) return;
     engine::Shard& dst = shards.shard(shards.ShardFor(*opts.store));
-    StoreList(dst.db(db), *opts.store, answer, limits, now);
+    replaced = StoreList(dst.db(db), *opts.store, answer, limits, now);
   });
   if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);
   if (outcome == Outcome::kNotNumbers) return c.reply.Error(kScoreError);
   if (o.store) {
     size_t bytes = o.store->size();
     for (const auto& v : answer) bytes += v ? v->size() : 0;
-    c.charge.Add(answer.empty() ? engine::RuOp::kDelete : engine::RuOp::kInsert, bytes);
+    if (!answer.empty()) {
+      ChargeWrite(c.charge, replaced, bytes);
+    } else if (replaced) {
+      c.charge.Add(engine::RuOp::kDelete, o.store->size());
+    }
     return c.reply.Integer(static_cast<int64_t>(answer.size()));
   }
   c.reply.ArrayHeader(answer.size());
