@@ -14,6 +14,7 @@ What Redis leaves to chance is avoided: the order of a set of strings that is no
 order of ALPHA ties under BY with a LIMIT (Redis's partial quicksort there is not stable).
 """
 import shutil
+import time
 
 import pytest
 
@@ -185,6 +186,13 @@ SCENARIOS = {
                 ("EVAL", "return redis.pcall('sort', KEYS[1])", "1", "l"),
                 ("EVAL", "return redis.call('sort', KEYS[1], 'alpha', 'store', KEYS[2])", "2", "s", "d"),
                 ("LRANGE", "d", "0", "-1")],
+    "other_database": [("SELECT", "1"), *LIST5, *WEIGHTS, ("SORT", "l", "BY", "w_*", "GET", "w_*", "STORE", "d"),
+                       ("LRANGE", "d", "0", "-1"), ("SELECT", "0"), ("EXISTS", "d", "l"), ("SORT", "l"),
+                       ("RPUSH", "l", "z"), ("SORT", "l", "ALPHA", "GET", "w_*"), ("SELECT", "1"), ("SORT", "l", "ALPHA")],
+    "binary_and_big_elements": [("RPUSH", "l", "a\r\nb", "x" * 5000, "", "\x00", "y" * 70000, "a"),
+                                ("SORT", "l", "ALPHA"), ("SORT", "l", "ALPHA", "DESC", "STORE", "d"),
+                                ("LRANGE", "d", "0", "-1"), ("SET", "w_a", "v" * 20000), ("SORT", "l", "BY", "nosort", "GET", "w_*"),
+                                ("SORT", "l", "BY", "w_*", "ALPHA", "LIMIT", "0", "1")],
     "resp3": [("HELLO", "3"), *LIST5, ("SORT", "l", "ALPHA", "GET", "#", "GET", "nokey_*"), ("SORT", "nokey"),
               ("SORT", "l", "ALPHA", "STORE", "d"), ("SORT", "l")],
 }
@@ -284,3 +292,61 @@ def test_keyspace_hits_count_pattern_lookups(raw):
     stats = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
     # The list (hit), two BY lookups (1 hit, 1 miss) and two GET lookups (1 hit, 1 miss).
     assert (stats["keyspace_hits"], stats["keyspace_misses"]) == ("3", "2")
+
+
+def blocked_clients(conn) -> int:
+    info = conn.call("INFO", "clients").decode()
+    return int(dict(line.split(":", 1) for line in info.splitlines() if ":" in line)["blocked_clients"])
+
+
+def test_store_serves_a_client_blocked_on_the_destination(clean):
+    """STORE creates a list: a client blocked on the destination is served from it at once."""
+    with clean.client() as waiter, clean.client() as sorter:
+        sorter.call("RPUSH", "l", "3", "1", "2")
+        waiter.send("BLPOP", "d", "0")
+        deadline = time.monotonic() + 10
+        while blocked_clients(sorter) != 1:
+            assert time.monotonic() < deadline, "the waiter never blocked"
+            time.sleep(0.01)
+        assert sorter.call("SORT", "l", "STORE", "d") == 3
+        assert waiter.read_reply() == [b"d", b"1"]
+        assert sorter.call("LRANGE", "d", "0", "-1") == [b"2", b"3"]
+
+
+def test_store_breaks_another_clients_watch(clean):
+    with clean.client() as watcher, clean.client() as sorter:
+        sorter.call("RPUSH", "l", "b", "a")
+        assert watcher.call("WATCH", "d") == "OK"
+        assert sorter.call("SORT", "l", "ALPHA", "STORE", "d") == 2
+        assert watcher.pipeline([("MULTI",), ("PING",), ("EXEC",)]) == ["OK", "QUEUED", None]
+        # An empty result deletes the destination: a change too.
+        assert watcher.call("WATCH", "d") == "OK"
+        assert sorter.call("SORT", "nokey", "STORE", "d") == 0
+        assert watcher.pipeline([("MULTI",), ("PING",), ("EXEC",)]) == ["OK", "QUEUED", None]
+        # Nothing to delete: no change.
+        assert watcher.call("WATCH", "d") == "OK"
+        assert sorter.call("SORT", "nokey", "STORE", "d") == 0
+        assert watcher.pipeline([("MULTI",), ("PING",), ("EXEC",)]) == ["OK", "QUEUED", ["PONG"]]
+
+
+def test_expired_pattern_keys_count_as_missing(raw):
+    raw.call("RPUSH", "l", "a", "b", "c")
+    raw.call("MSET", "w_a", "3", "w_b", "2", "w_c", "1")
+    raw.call("HSET", "h_c", "f", "x")
+    raw.call("PEXPIRE", "w_c", "1")
+    raw.call("PEXPIRE", "h_c", "1")
+    time.sleep(0.05)
+    assert raw.call("SORT", "l", "BY", "w_*", "GET", "#", "GET", "w_*", "GET", "h_*->f") == [
+        b"c", None, None, b"b", b"2", None, b"a", b"3", None]
+    assert raw.call("EXISTS", "w_c", "h_c") == 0
+
+
+@pytest.mark.lapse_only
+def test_expired_hash_fields_count_as_missing(raw):
+    """Field TTLs (Redis 7.4's, which lapse has): a field past its deadline is missing to BY and GET."""
+    raw.call("RPUSH", "l", "a", "b")
+    raw.call("HSET", "h_a", "f", "2", "keep", "1")
+    raw.call("HSET", "h_b", "f", "1", "keep", "1")
+    assert raw.call("HPEXPIRE", "h_b", "1", "FIELDS", "1", "f") == [1]
+    time.sleep(0.05)
+    assert raw.call("SORT", "l", "BY", "h_*->f", "GET", "#", "GET", "h_*->f") == [b"b", None, b"a", b"2"]
