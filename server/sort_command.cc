@@ -360,7 +360,7 @@ bool SortElements(std::vector<std::string>* elements, const SortOptions& o, KeyR
       continue;
     }
     std::optional<std::string> weight = reader.Read(*by, items[i].element);
-    if (!weight) continue;  // a missing key weighs 0, or sorts first with ALPHA
+    if (!weight) continue;  // a missing key weighs 0, or sorts before any value with ALPHA
     if (order == Order::kAlphaBy) {
       items[i].by = std::move(weight);
     } else {

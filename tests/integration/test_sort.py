@@ -82,7 +82,10 @@ SCENARIOS = {
                      ("SORT", "l", "LIMIT", "1.5", "1"), ("SORT", "l", "LIMIT", "1", ""),
                      ("SORT", "l", "LIMIT", "9223372036854775808", "1"), ("SORT", "l", "LIMIT", "1"),
                      ("SORT", "l", "LIMIT"), ("SORT", "l", "ALPHA", "LIMIT", "0"), ("SORT", "l", "LIMIT", "x", "1", "BAD"),
-                     ("SORT", "l", "BAD", "LIMIT", "x", "1"), ("SORT_RO", "l", "LIMIT", "0", "y")],
+                     ("SORT", "l", "BAD", "LIMIT", "x", "1"), ("SORT_RO", "l", "LIMIT", "0", "y"),
+                     ("SORT", "l", "LIMIT", "01", "1"), ("SORT", "l", "LIMIT", "+1", "1"), ("SORT", "l", "LIMIT", "-0", "1"),
+                     ("SORT", "l", "LIMIT", " 1", "1"), ("SORT", "l", "LIMIT", "1", "2 "), ("SORT", "l", "LIMIT", "0", "-0"),
+                     ("SORT", "l", "LIMIT", "-9223372036854775809", "1"), ("SORT", "l", "LIMIT", b"1\x00", "1")],
     # ---- BY
     "by_strings": [*LIST5, *WEIGHTS, ("SORT", "l", "BY", "w_*"), ("SORT", "l", "BY", "w_*", "DESC"),
                    ("SORT", "l", "BY", "w_*", "ALPHA"), ("SORT", "l", "BY", "w_*", "ALPHA", "DESC"),
@@ -197,6 +200,35 @@ SCENARIOS = {
               ("SORT", "l", "ALPHA", "STORE", "d"), ("SORT", "l")],
 }
 
+# Sorted sets, for when they land (branch zset): skipped while lapse has no ZADD. A sorted set
+# without sorting (BY nosort) answers in score order, reversed for DESC, with LIMIT taken from
+# that order; otherwise its members are sorted like any other elements. Redis 7.0 also turns a
+# listpack sorted set into a skiplist when SORT reads it.
+ZSET_SCENARIOS = {
+    "zset_numeric_members": [("ZADD", "z", "3", "30", "1", "10", "2", "20", "2", "15", "5", "-1"),
+                             ("OBJECT", "ENCODING", "z"), ("SORT", "z"),
+                             ("SORT", "z", "DESC"), ("SORT", "z", "LIMIT", "1", "2"), ("SORT", "z", "ALPHA"),
+                             ("SORT", "z", "BY", "nosort"), ("SORT", "z", "BY", "nosort", "DESC"),
+                             ("SORT", "z", "BY", "nosort", "LIMIT", "1", "3"),
+                             ("SORT", "z", "BY", "nosort", "DESC", "LIMIT", "1", "3"),
+                             ("SORT", "z", "BY", "nosort", "LIMIT", "4", "10"), ("SORT", "z", "BY", "nosort", "LIMIT", "5", "1"),
+                             ("SORT_RO", "z", "BY", "nosort", "DESC"), ("OBJECT", "ENCODING", "z")],
+    "zset_strings_and_patterns": [("ZADD", "z", "1", "b", "1", "a", "1", "c", "0", "z", "2", "A"), ("SORT", "z"),
+                                  ("OBJECT", "ENCODING", "z"), ("SORT", "z", "ALPHA"), ("SORT", "z", "ALPHA", "DESC"),
+                                  ("SORT", "z", "BY", "nosort"), ("SORT", "z", "BY", "nosort", "DESC"),
+                                  ("MSET", "w_a", "5", "w_b", "4", "w_c", "3", "w_z", "2", "w_A", "1"),
+                                  ("SORT", "z", "BY", "w_*", "GET", "#", "GET", "w_*"),
+                                  ("SORT", "z", "BY", "nosort", "GET", "w_*", "LIMIT", "0", "2"),
+                                  ("SORT", "z", "BY", "nosort", "STORE", "d"), ("LRANGE", "d", "0", "-1"),
+                                  ("SORT", "z", "BY", "nosort", "DESC", "STORE", "d"), ("LRANGE", "d", "0", "-1"),
+                                  ("SORT", "z", "ALPHA", "STORE", "z"), ("TYPE", "z"), ("LRANGE", "z", "0", "-1")],
+    "zset_big": [("ZADD", "z", *[x for i in range(300) for x in (str(i % 17), f"m{i}")]), ("OBJECT", "ENCODING", "z"),
+                 ("SORT", "z", "BY", "nosort", "LIMIT", "100", "5"), ("SORT", "z", "BY", "nosort", "DESC", "LIMIT", "7", "5"),
+                 ("SORT", "z", "ALPHA", "LIMIT", "0", "5")],
+    "zset_errors": [("ZADD", "z", "1", "a"), ("SORT", "z"), ("SORT", "z", "LIMIT", "x", "1"),
+                                  ("SORT_RO", "z", "STORE", "d"), ("SORT", "z", "GET", "#", "ALPHA")],
+}
+
 
 def run_scenario(port, steps):
     conn = RawClient(port)
@@ -217,6 +249,20 @@ def run_scenario(port, steps):
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_replies_as_redis(name, server, redis_server):
     steps = SCENARIOS[name]
+    expected = run_scenario(redis_server.port, steps)
+    actual = run_scenario(server.port, steps)
+    diffs = [f"{st[:8]}\n      redis: {w!r:.400}\n      lapse: {g!r:.400}"
+             for st, w, g in zip(steps, expected, actual) if w != g]
+    assert not diffs, "\n".join(diffs)
+
+
+@needs_redis
+@pytest.mark.parametrize("name", sorted(ZSET_SCENARIOS))
+def test_same_replies_as_redis_sorted_sets(name, server, redis_server):
+    with server.client() as c:
+        if c.call("COMMAND", "INFO", "zadd") == [None]:
+            pytest.skip("sorted sets are not built yet (branch zset)")
+    steps = ZSET_SCENARIOS[name]
     expected = run_scenario(redis_server.port, steps)
     actual = run_scenario(server.port, steps)
     diffs = [f"{st[:8]}\n      redis: {w!r:.400}\n      lapse: {g!r:.400}"
