@@ -295,7 +295,8 @@ std::optional<Loaded> Load(engine::Db& db, Entry* e, const SortOptions& o) {
 
 // Redis's compareStringObjects: bytes, then length.
 int CompareBytes(std::string_view a, std::string_view b) {
-  int cmp = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+  size_t common = std::min(a.size(), b.size());
+  int cmp = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
   if (cmp != 0) return cmp;
   return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
@@ -305,7 +306,9 @@ int CompareBytes(std::string_view a, std::string_view b) {
 int Collate(std::string_view a, std::string_view b) { return CompareBytes(AsCString(a), AsCString(b)); }
 
 // A weight as Redis parses it: strtod over the whole value (as a C string), refusing what is
-// left over, an overflow or underflow, and NaN. An empty value weighs 0.
+// left over, an overflow or underflow, and NaN. An empty value weighs 0. (Redis does not clear
+// errno before strtod, so after one out-of-range weight it may refuse every later number until
+// some failed system call changes errno; lapse judges each weight on its own.)
 bool ParseWeight(std::string_view text, double* out) {
   std::string copy(text);
   char* end = nullptr;
