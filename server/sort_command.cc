@@ -77,7 +77,8 @@ constexpr std::string_view kScoreError = "ERR One or more scores can't be conver
 // members here from engine/zset.h. Redis 7.0's SORT also converts a listpack sorted set to a
 // skiplist before it reads it (even for SORT_RO, even when the command then fails on a
 // score), so OBJECT ENCODING answers "skiplist" afterwards: do that conversion here too.
-std::optional<std::vector<std::string>> ZSetMembersInOrder(engine::Db& /*db*/, Entry* /*e*/) { return std::nullopt; }
+// The conversion may reallocate the entry: `e` is updated for the caller.
+std::optional<std::vector<std::string>> ZSetMembersInOrder(engine::Db& /*db*/, Entry*& /*e*/) { return std::nullopt; }
 
 // ---- Options ----
 
@@ -268,6 +269,8 @@ std::optional<Loaded> Load(engine::Db& db, Entry* e, const SortOptions& o) {
   std::vector<std::string> members;
   size_t n = 0;
   const Entry* list = nullptr;
+  // Lists and sorted sets have an order of their own; a set's is only its layout's.
+  bool ordered = e == nullptr || e->type() != ValueType::kSet;
   if (e == nullptr) {
     n = 0;
   } else if (e->type() == ValueType::kList) {
@@ -285,7 +288,6 @@ std::optional<Loaded> Load(engine::Db& db, Entry* e, const SortOptions& o) {
     return std::nullopt;
   }
   Range range = ClampLimit(o.offset, o.count, static_cast<int64_t>(n));
-  bool ordered = e == nullptr || e->type() != ValueType::kSet;
   if (ordered && o.dont_sort) return LoadOrderedRange(list, &members, n, range, o.desc);
   if (list != nullptr) list::ForEach(list, [&](std::string_view v) { members.emplace_back(v); });
   return Loaded{std::move(members), range};
