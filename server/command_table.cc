@@ -73,6 +73,7 @@ CommandTable BuildCommandTable() {
   RegisterListCommands(table);
   RegisterZSetCommands(table);
   RegisterZSetBlockingCommands(table);
+  RegisterSortCommands(table);
   return table;
 }
 

@@ -197,6 +197,7 @@ void RegisterHllCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetBlockingCommands(CommandTable& table);
+void RegisterSortCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();
