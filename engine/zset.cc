@@ -552,4 +552,8 @@ Entry* Build(Db& db, std::string_view key, std::vector<std::pair<std::string, do
   return e;
 }
 
+Entry* ToTable(Db& db, Entry* e) {
+  return e->collection_encoding() == CollectionEncoding::kTable ? e : ConvertToTable(db, e);
+}
+
 }  // namespace lapse::engine::zset

@@ -96,6 +96,10 @@ uint64_t Scan(const Entry* e, uint64_t cursor, size_t count, const ElementFn& fn
 Entry* Build(Db& db, std::string_view key, std::vector<std::pair<std::string, double>> elements,
              const CollectionLimits& limits, int64_t now_ms);
 
+// Moves a packed sorted set to the table layout, as Redis's SORT does before reading one
+// (OBJECT ENCODING then says skiplist). A table is returned as it is.
+Entry* ToTable(Db& db, Entry* e);
+
 // Whether a sorted set of `count` members, the longest `longest` bytes, is packed.
 inline bool FitsPacked(size_t count, size_t longest, const CollectionLimits& limits) {
   return count <= limits.zset_max_listpack_entries && longest <= limits.zset_max_listpack_value;

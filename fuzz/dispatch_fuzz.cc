@@ -35,7 +35,8 @@ struct Harness {
     config.LoadFromText(
         "threads 2\ndatabases 4\nrename-command SHUTDOWN \"\"\n"
         "rename-command BLPOP \"\"\nrename-command BRPOP \"\"\nrename-command BLMOVE \"\"\n"
-        "rename-command BRPOPLPUSH \"\"\nrename-command BLMPOP \"\"\n");
+        "rename-command BRPOPLPUSH \"\"\nrename-command BLMPOP \"\"\nrename-command BZPOPMIN \"\"\n"
+        "rename-command BZPOPMAX \"\"\nrename-command BZMPOP \"\"\n");
     server = std::make_unique<server::Server>(config, clock);
     server->Start();
   }

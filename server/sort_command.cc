@@ -45,6 +45,7 @@
 
 #include "engine/collection.h"
 #include "engine/list.h"
+#include "engine/zset.h"
 #include "engine/shard.h"
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
@@ -73,12 +74,17 @@ constexpr std::string_view kScoreError = "ERR One or more scores can't be conver
 // The members of a sorted set, lowest score first (ties by member, as the set orders them).
 // nullopt answers WRONGTYPE.
 //
-// TODO(zset branch): sorted sets are being built on branch `zset`; once merged, return the
-// members here from engine/zset.h. Redis 7.0's SORT also converts a listpack sorted set to a
+// A sorted set's members in score order. Redis 7.0's SORT converts a listpack sorted set to a
 // skiplist before it reads it (even for SORT_RO, even when the command then fails on a
-// score), so OBJECT ENCODING answers "skiplist" afterwards: do that conversion here too.
-// The conversion may reallocate the entry: `e` is updated for the caller.
-std::optional<std::vector<std::string>> ZSetMembersInOrder(engine::Db& /*db*/, Entry*& /*e*/) { return std::nullopt; }
+// score), so OBJECT ENCODING answers "skiplist" afterwards: lapse does the same. The
+// conversion may reallocate the entry: `e` is updated for the caller.
+std::optional<std::vector<std::string>> ZSetMembersInOrder(engine::Db& db, Entry*& e) {
+  e = engine::zset::ToTable(db, e);
+  std::vector<std::string> members;
+  members.reserve(engine::zset::Size(e));
+  engine::zset::ForEach(e, [&](std::string_view member, double) { members.emplace_back(member); });
+  return members;
+}
 
 // ---- Options ----
 
