@@ -585,3 +585,46 @@ def test_shutdown_with_clients_blocked(start_server):
     srv.expected_exit = True  # for the fixture's own stop, which finds it gone
     for w in waiters:
         w.close()
+
+
+# ---- Sorted sets: BZPOPMIN, BZPOPMAX, BZMPOP on the same machinery ----
+
+def test_bzpopmin_and_bzpopmax_served_by_zadd(connect):
+    a, b, pusher = connect(), connect(), connect()
+    block(a, pusher, 1, "BZPOPMIN", "z1", SPREAD_KEYS[0], "0")
+    block(b, pusher, 2, "BZPOPMAX", SPREAD_KEYS[0], "0")
+    assert pusher.call("ZADD", SPREAD_KEYS[0], "1", "low", "2", "mid", "3", "high") == 3
+    # first come, first served: a takes the minimum, then b the maximum
+    assert a.read_reply_raw() == b"*3\r\n$5\r\nalpha\r\n$3\r\nlow\r\n$1\r\n1\r\n"
+    assert b.read_reply() == [b"alpha", b"high", b"3"]
+    assert pusher.call("ZRANGE", SPREAD_KEYS[0], "0", "-1") == [b"mid"]
+
+
+def test_bzmpop_with_count_and_timeout(connect):
+    waiter, pusher = connect(), connect()
+    block(waiter, pusher, 1, "BZMPOP", "0", "2", "zz1", "zz2", "MAX", "COUNT", "2")
+    assert pusher.call("ZADD", "zz2", "1", "a", "2", "b", "3", "c") == 3
+    assert waiter.read_reply() == [b"zz2", [[b"c", b"3"], [b"b", b"2"]]]
+    started = time.monotonic()
+    waiter.send("BZPOPMIN", "nothing", "0.2")
+    assert waiter.read_reply_raw() == NULL_ARRAY
+    assert 0.1 <= time.monotonic() - started < 5
+
+
+def test_blocking_zset_pops_inside_multi_and_wrong_types(connect):
+    c = connect()
+    assert c.call("MULTI") == "OK"
+    c.call("BZPOPMIN", "none", "0")
+    c.call("BZMPOP", "0", "1", "none", "MIN")
+    assert c.call("EXEC") == [None, None]
+    c.call("RPUSH", "alist", "x")
+    assert c.call("BZPOPMIN", "alist", "0") == WRONGTYPE
+    assert c.call("BZMPOP", "0", "1", "alist", "MIN") == WRONGTYPE
+    # a list waiter is not served by a sorted set, nor a sorted-set waiter by a list
+    waiter, pusher = connect(), connect()
+    block(waiter, pusher, 1, "BZPOPMIN", "shared", "0")
+    assert pusher.call("RPUSH", "shared", "x") == 1
+    assert not has_reply(waiter, 0.2)
+    assert pusher.call("DEL", "shared") == 1
+    assert pusher.call("ZADD", "shared", "5", "m") == 1
+    assert waiter.read_reply() == [b"shared", b"m", b"5"]
