@@ -14,10 +14,10 @@
 
 namespace lapse::engine {
 
-Entry* SpliceValue(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with) {
+Entry* SpliceValue(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with, bool exact) {
   size_t size = e->value().size();
   size_t new_size = size - old_len + with.size();
-  if (new_size > size) e = db.ReserveValue(e, new_size);
+  if (new_size > size) e = db.ReserveValue(e, new_size, exact);
   char* v = e->mutable_value();
   std::memmove(v + pos + with.size(), v + pos + old_len, size - pos - old_len);
   if (!with.empty()) std::memcpy(v + pos, with.data(), with.size());

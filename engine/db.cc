@@ -117,12 +117,23 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
   return entry;
 }
 
-Entry* Db::ReserveValue(Entry* entry, size_t capacity) {
+Entry* Db::FitValue(Entry* entry) {
+  if (entry->value_capacity() <= entry->value().size() + 64) return entry;
+  std::string_view key = entry->key();
+  Entry** link = table_.FindLink(key, HashKey(key));
+  Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, entry->value().size());
+  fresh->set_touched(entry->touched());
+  fresh->set_encoding_bits(entry->encoding_bits());
+  Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
+  return fresh;
+}
+
+Entry* Db::ReserveValue(Entry* entry, size_t capacity, bool exact) {
   if (capacity <= entry->value_capacity()) return entry;
   std::string_view key = entry->key();
   Entry** link = table_.FindLink(key, HashKey(key));
   // Small values grow exactly; larger ones double so that APPEND loops stay linear.
-  size_t grown = capacity < 1024 ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
+  size_t grown = capacity < 1024 || exact ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
   Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, grown);
   fresh->set_touched(entry->touched());
   fresh->set_encoding_bits(entry->encoding_bits());

@@ -68,7 +68,12 @@ class Db {
 
   // Makes room for a value of `capacity` bytes in a live entry, keeping its contents; may
   // reallocate (growing geometrically so that repeated APPENDs stay amortised O(1)).
-  Entry* ReserveValue(Entry* entry, size_t capacity);
+  // With `exact`, grows to just `capacity`: for values edited in place whose allocator size
+  // classes already space reallocations geometrically (packed lists).
+  Entry* ReserveValue(Entry* entry, size_t capacity, bool exact = false);
+  // Gives back what a value no longer uses: reallocates a live entry whose value shrank far
+  // below its allocation (a list that moved to its own nodes) to fit it.
+  Entry* FitValue(Entry* entry);
 
   // Deletes a live key; returns false if there was none (an expired one counts as none).
   bool Erase(std::string_view key, int64_t now_ms);

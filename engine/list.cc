@@ -12,6 +12,9 @@ namespace lapse::engine::list {
 namespace {
 
 constexpr size_t kCountBytes = 4;
+// An inline list grows by just what it needs: the allocator's size classes (a quarter apart)
+// already keep reallocations rare, and doubling would waste up to half a node per list.
+constexpr bool kExactGrowth = true;
 // Redis's cap on a node limited by count rather than bytes (quicklist's SIZE_SAFETY_LIMIT).
 constexpr size_t kSafetyBytes = 8192;
 
@@ -119,7 +122,7 @@ Entry* ConvertToTable(Db& db, Entry* e, const CollectionLimits& limits) {
   std::memcpy(e->mutable_value(), &t, sizeof t);
   e->set_value_len(sizeof t);
   e->set_collection_encoding(CollectionEncoding::kTable);
-  return e;
+  return db.FitValue(e);
 }
 
 // Splits a node that outgrew the limit in two halves, so that nodes stay bounded after
@@ -149,7 +152,7 @@ void Push(Db& db, Entry*& e, End end, std::string_view element, const Collection
     uint32_t n = InlineCount(e);
     if (Fits(n + 1, e->value().size() - kCountBytes + packed.size(), limits)) {
       size_t pos = end == End::kHead ? kCountBytes : e->value().size();
-      e = SpliceValue(db, e, pos, 0, packed);
+      e = SpliceValue(db, e, pos, 0, packed, kExactGrowth);
       SetInlineCount(e, n + 1);
       return;
     }
@@ -232,7 +235,7 @@ void Set(Db& db, Entry*& e, size_t index, std::string_view element) {
     std::string_view elements = InlineElements(e);
     size_t begin = OffsetOf(elements, index);
     ElementAt(elements, begin, &stop);
-    e = SpliceValue(db, e, kCountBytes + begin, stop - begin, packed);
+    e = SpliceValue(db, e, kCountBytes + begin, stop - begin, packed, kExactGrowth);
     return;
   }
   ListTable& t = ListOf(e);
@@ -250,7 +253,7 @@ void Insert(Db& db, Entry*& e, size_t index, std::string_view element, const Col
     uint32_t n = InlineCount(e);
     std::string_view elements = InlineElements(e);
     if (Fits(n + 1, elements.size() + packed.size(), limits)) {
-      e = SpliceValue(db, e, kCountBytes + OffsetOf(elements, index), 0, packed);
+      e = SpliceValue(db, e, kCountBytes + OffsetOf(elements, index), 0, packed, kExactGrowth);
       SetInlineCount(e, n + 1);
       return;
     }

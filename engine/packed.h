@@ -38,6 +38,7 @@ inline size_t PackedSize(std::string_view element) { return VarintSize(element.s
 
 // Replaces value bytes [pos, pos + old_len) of `e` with `with`, which must not point into
 // the entry. May reallocate the entry (Db::ReserveValue): returns the entry to use.
-Entry* SpliceValue(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with);
+// With `exact`, growth takes just what the splice needs (Db::ReserveValue).
+Entry* SpliceValue(Db& db, Entry* e, size_t pos, size_t old_len, std::string_view with, bool exact = false);
 
 }  // namespace lapse::engine
