@@ -157,6 +157,8 @@ std::vector<std::shared_ptr<BlockedClient>> BlockingRegistry::Waiters(uint32_t s
   return {it->second.begin(), it->second.end()};
 }
 
+awaitable<void> Answered() { co_return; }
+
 bool ParseBlockTimeout(std::string_view text, int64_t* timeout_ms, protocol::ReplyWriter& reply) {
   long double seconds = 0;
   if (!protocol::ParseLongDouble(text, &seconds)) return reply.Error("ERR timeout is not a float or out of range"), false;

@@ -142,6 +142,10 @@ class BlockingRegistry {
   std::vector<PerShard> shards_;
 };
 
+// An awaitable that is already done: what a blocking command returns when it answered
+// without blocking (a bad argument), so that only BlockOn itself is a coroutine frame.
+awaitable<void> Answered();
+
 // Runs a blocking command for `c`'s client: at once when a key can serve it or the client
 // may not block (inside MULTI or a script: a timeout's reply then), else once served, timed
 // out, unblocked or disconnected.

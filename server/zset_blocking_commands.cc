@@ -42,29 +42,29 @@ ServeFn ServeZPop(bool from_max, size_t count, PopReplyShape shape) {
 // BZPOPMIN/BZPOPMAX key [key ...] timeout
 awaitable<void> BlockingZPop(ConnCommand& c, bool from_max) {
   int64_t timeout = 0;
-  if (!ParseBlockTimeout(c.args.back(), &timeout, c.reply)) co_return;
+  if (!ParseBlockTimeout(c.args.back(), &timeout, c.reply)) return Answered();
   BlockRequest request;
   request.keys.assign(c.args.begin() + 1, c.args.end() - 1);
   request.timeout_ms = timeout;
   request.serve = ServeZPop(from_max, 1, PopReplyShape::kKeyFlat);
-  co_await BlockOn(c, std::move(request));
+  return BlockOn(c, std::move(request));
 }
 
-awaitable<void> CmdBZPopMin(ConnCommand& c) { co_await BlockingZPop(c, false); }
-awaitable<void> CmdBZPopMax(ConnCommand& c) { co_await BlockingZPop(c, true); }
+awaitable<void> CmdBZPopMin(ConnCommand& c) { return BlockingZPop(c, false); }
+awaitable<void> CmdBZPopMax(ConnCommand& c) { return BlockingZPop(c, true); }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 awaitable<void> CmdBZMPop(ConnCommand& c) {
   // Redis checks the rest before the timeout.
   MPopArgs parsed;
-  if (!ParseMPopArgs(c.args, 2, "MIN", "MAX", &parsed, c.reply)) co_return;
+  if (!ParseMPopArgs(c.args, 2, "MIN", "MAX", &parsed, c.reply)) return Answered();
   int64_t timeout = 0;
-  if (!ParseBlockTimeout(c.args[1], &timeout, c.reply)) co_return;
+  if (!ParseBlockTimeout(c.args[1], &timeout, c.reply)) return Answered();
   BlockRequest request;
   request.keys = parsed.keys;
   request.timeout_ms = timeout;
   request.serve = ServeZPop(parsed.second_end, static_cast<size_t>(parsed.count), PopReplyShape::kKeyNested);
-  co_await BlockOn(c, std::move(request));
+  return BlockOn(c, std::move(request));
 }
 
 }  // namespace
