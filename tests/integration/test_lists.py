@@ -15,23 +15,18 @@ import shutil
 
 import pytest
 
-from lapse_harness import RawClient, RespError as E, parse_reply
+from lapse_harness import RespError as E
+from scenarios import assert_same_replies, s
 from redis_errors import NOT_INT, SYNTAX, arity
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
-SORTED = "sorted"
 WRONG = [("SET", "str", "v")]
 LONG_MIN = "-9223372036854775808"
 LONG_MAX = "9223372036854775807"
 BIG = [f"e{i}" for i in range(10000)]
 HUGE = "h" * (100 * 1024)
 BINARY = "a\r\nb\x00c"
-
-
-def s(*cmd):
-    """A step compared as a sorted decoded reply."""
-    return (SORTED, *cmd)
 
 
 def wrongtype(*cmds):
@@ -313,44 +308,10 @@ SCENARIOS = {
 DEFAULTS = [("list-max-listpack-size", "-2")]
 
 
-def sort_deep(value):
-    if isinstance(value, list):
-        return sorted((sort_deep(v) for v in value), key=repr)
-    return value
-
-
-def run_scenario(port, steps):
-    conn = RawClient(port)
-    try:
-        assert conn.call("FLUSHALL") == "OK"
-        out = []
-        for step in steps:
-            cmd = step[1:] if step[0] == SORTED else step
-            reply = conn.call_raw(*cmd)
-            if cmd[0] == "HELLO":
-                reply = reply[:1]  # names the server's version and the client id
-            elif step[0] == SORTED:
-                reply = sort_deep(parse_reply(reply)[0])
-            out.append(reply)
-        return out
-    finally:
-        try:
-            for name, value in DEFAULTS:
-                conn.call("CONFIG", "SET", name, value)
-            conn.call("SELECT", "0")
-        finally:
-            conn.close()
-
-
 @needs_redis
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_replies_as_redis(name, server, redis_server):
-    steps = SCENARIOS[name]
-    expected = run_scenario(redis_server.port, steps)
-    actual = run_scenario(server.port, steps)
-    diffs = [f"{st[:6]}\n      redis: {w!r:.300}\n      lapse: {g!r:.300}"
-             for st, w, g in zip(steps, expected, actual) if w != g]
-    assert not diffs, "\n".join(diffs)
+    assert_same_replies(SCENARIOS[name], server, redis_server, DEFAULTS, width=300)
 
 
 # ---- Explicit replies: the texts the scenarios rely on, spelled out ----

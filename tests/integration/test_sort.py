@@ -18,7 +18,8 @@ import time
 
 import pytest
 
-from lapse_harness import RawClient, RespError as E, parse_reply
+from lapse_harness import RespError as E
+from scenarios import assert_same_replies
 from redis_errors import NOT_INT, SYNTAX, arity
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -230,30 +231,10 @@ ZSET_SCENARIOS = {
 }
 
 
-def run_scenario(port, steps):
-    conn = RawClient(port)
-    try:
-        assert conn.call("FLUSHALL") == "OK"
-        out = []
-        for cmd in steps:
-            reply = conn.call_raw(*cmd)
-            if cmd[0] == "HELLO":
-                reply = reply[:1]  # names the server's version and the client id
-            out.append(reply)
-        return out
-    finally:
-        conn.close()
-
-
 @needs_redis
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_replies_as_redis(name, server, redis_server):
-    steps = SCENARIOS[name]
-    expected = run_scenario(redis_server.port, steps)
-    actual = run_scenario(server.port, steps)
-    diffs = [f"{st[:8]}\n      redis: {w!r:.400}\n      lapse: {g!r:.400}"
-             for st, w, g in zip(steps, expected, actual) if w != g]
-    assert not diffs, "\n".join(diffs)
+    assert_same_replies(SCENARIOS[name], server, redis_server)
 
 
 @needs_redis
@@ -262,12 +243,7 @@ def test_same_replies_as_redis_sorted_sets(name, server, redis_server):
     with server.client() as c:
         if c.call("COMMAND", "INFO", "zadd") == [None]:
             pytest.skip("sorted sets are not built yet (branch zset)")
-    steps = ZSET_SCENARIOS[name]
-    expected = run_scenario(redis_server.port, steps)
-    actual = run_scenario(server.port, steps)
-    diffs = [f"{st[:8]}\n      redis: {w!r:.400}\n      lapse: {g!r:.400}"
-             for st, w, g in zip(steps, expected, actual) if w != g]
-    assert not diffs, "\n".join(diffs)
+    assert_same_replies(ZSET_SCENARIOS[name], server, redis_server)
 
 
 # ---- Explicit replies: the texts the scenarios rely on, spelled out ----
@@ -454,9 +430,4 @@ def random_steps(seed, rounds=150):
 @needs_redis
 @pytest.mark.parametrize("seed", range(12))
 def test_random_sorts_same_as_redis(seed, server, redis_server):
-    steps = random_steps(seed)
-    expected = run_scenario(redis_server.port, steps)
-    actual = run_scenario(server.port, steps)
-    diffs = [f"{st}\n      redis: {w!r:.300}\n      lapse: {g!r:.300}"
-             for st, w, g in zip(steps, expected, actual) if w != g]
-    assert not diffs, "\n".join(diffs[:5])
+    assert_same_replies(random_steps(seed), server, redis_server, width=300)

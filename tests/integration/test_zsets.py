@@ -12,18 +12,14 @@ import shutil
 import pytest
 import redis
 
-from lapse_harness import RawClient, RespError as E, parse_reply
+from lapse_harness import RawClient, RespError as E
+from scenarios import assert_same_replies, s
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
-SORTED = "sorted"
+ZSET_DEFAULTS = [("zset-max-listpack-entries", "128"), ("zset-max-listpack-value", "64")]
 LONG = "x" * 70
 WRONG = [("SET", "str", "v")]
-
-
-def s(*cmd):
-    """A step compared as a sorted decoded reply."""
-    return (SORTED, *cmd)
 
 
 def wrongtype(*cmds):
@@ -345,40 +341,10 @@ SCENARIOS = {
 }
 
 
-def sort_deep(value):
-    if isinstance(value, list):
-        return sorted((sort_deep(v) for v in value), key=repr)
-    return value
-
-
-def run_scenario(port, steps):
-    conn = RawClient(port)
-    try:
-        assert conn.call("FLUSHALL") == "OK"
-        out = []
-        for step in steps:
-            cmd = step[1:] if step[0] == SORTED else step
-            reply = conn.call_raw(*cmd)
-            if cmd[0] == "HELLO":
-                reply = reply[:1]  # names the server's version and the client id
-            elif step[0] == SORTED:
-                reply = sort_deep(parse_reply(reply)[0])
-            out.append(reply)
-        conn.call("CONFIG", "SET", "zset-max-listpack-entries", "128")
-        conn.call("CONFIG", "SET", "zset-max-listpack-value", "64")
-        return out
-    finally:
-        conn.close()
-
-
 @needs_redis
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_replies_as_redis(name, server, redis_server):
-    steps = SCENARIOS[name]
-    expected = run_scenario(redis_server.port, steps)
-    actual = run_scenario(server.port, steps)
-    diffs = [f"{st}\n      redis: {w!r}\n      lapse: {g!r}" for st, w, g in zip(steps, expected, actual) if w != g]
-    assert not diffs, "\n".join(diffs)
+    assert_same_replies(SCENARIOS[name], server, redis_server, ZSET_DEFAULTS)
 
 
 # ---- Big sets: a seeded random workload, replayed on both servers ----
