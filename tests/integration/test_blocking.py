@@ -481,6 +481,19 @@ def test_blocked_in_another_db(connect):
     assert other.call("LRANGE", "q", "0", "-1") == [b"db0"]
 
 
+def test_swapdb_serves_a_waiter_whose_key_now_has_elements(connect):
+    # Redis 7.0 serves clients blocked in a database that SWAPDB fills.
+    waiter, other = connect(), connect()
+    waiter.call("SELECT", "2")
+    block(waiter, other, 1, "BLPOP", "q", "0")
+    assert other.call("RPUSH", "q", "from0") == 1
+    assert not has_reply(waiter, 0.2)
+    assert other.call("SWAPDB", "0", "2") == "OK"
+    assert waiter.read_reply() == [b"q", b"from0"]
+    other.call("SELECT", "2")
+    assert other.call("EXISTS", "q") == 0
+
+
 def test_blmove_destination_of_wrong_type(connect):
     waiter, other = connect(), connect()
     block(waiter, other, 1, "BLMOVE", "src", "dst", "LEFT", "RIGHT", "0")
