@@ -343,10 +343,7 @@ namespace {
 // many leading bytes it shares with the field before it, then the rest, so structured names
 // ("field001", "field002", "user:name", "user:mail") cost a few bytes each.
 void AppendField(std::string* out, std::string_view previous, std::string_view field) {
-  size_t shared = 0, most = std::min(previous.size(), field.size());
-  while (shared < most && previous[shared] == field[shared]) ++shared;
-  AppendVarint(out, shared);
-  AppendPacked(out, field.substr(shared));
+  AppendFrontCoded(out, previous, field);
 }
 
 // Walks a packed hash's pairs; the field's view lives in the reader until the next pair.

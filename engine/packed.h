@@ -36,6 +36,15 @@ inline void AppendPacked(std::string* out, std::string_view element) {
 
 inline size_t PackedSize(std::string_view element) { return VarintSize(element.size()) + element.size(); }
 
+// Appends `s` front-coded against `previous`: how many leading bytes they share, then the
+// rest as a packed element (sorted or structured names then cost a few bytes each).
+inline void AppendFrontCoded(std::string* out, std::string_view previous, std::string_view s) {
+  size_t shared = 0, most = previous.size() < s.size() ? previous.size() : s.size();
+  while (shared < most && previous[shared] == s[shared]) ++shared;
+  AppendVarint(out, shared);
+  AppendPacked(out, s.substr(shared));
+}
+
 // Replaces value bytes [pos, pos + old_len) of `e` with `with`, which must not point into
 // the entry. May reallocate the entry (Db::ReserveValue): returns the entry to use.
 // With `exact`, growth takes just what the splice needs (Db::ReserveValue).

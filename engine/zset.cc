@@ -221,10 +221,7 @@ void AppendScore(std::string* out, double score) {
 // like "user:1041" and "user:77" still share most of their bytes.
 void AppendElement(std::string* out, std::string_view previous, std::string_view member, double score) {
   AppendScore(out, score);
-  size_t shared = 0, most = std::min(previous.size(), member.size());
-  while (shared < most && previous[shared] == member[shared]) ++shared;
-  AppendVarint(out, shared);
-  AppendPacked(out, member.substr(shared));
+  AppendFrontCoded(out, previous, member);
 }
 
 // Walks packed elements in order, remembering where each begins and ends. The member is

@@ -203,14 +203,6 @@ struct Carried {
   }
 };
 
-// The shards a two-key command holds: one, or both in a fixed order.
-struct ShardPair {
-  uint32_t ids[2];
-  size_t count;
-  ShardPair(uint32_t a, uint32_t b) : ids{a, b}, count(a == b ? 1 : 2) {}
-  std::span<const uint32_t> span() const { return {ids, count}; }
-};
-
 void RenameGeneric(ConnCommand& c, bool only_if_absent) {
   ShardSet& shards = c.server.shards();
   std::string_view src = c.args[1], dst = c.args[2];

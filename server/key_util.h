@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,14 @@
 #include "server/command_table.h"
 
 namespace lapse::server {
+
+// The shards a two-key command holds (RENAME, COPY, LMOVE): one, or both in a fixed order.
+struct ShardPair {
+  uint32_t ids[2];
+  size_t count;
+  ShardPair(uint32_t a, uint32_t b) : ids{a, b}, count(a == b ? 1 : 2) {}
+  std::span<const uint32_t> span() const { return {ids, count}; }
+};
 
 // Whether a lookup serves a read, counted in INFO keyspace_hits / keyspace_misses as Redis's
 // lookupKeyRead counts, or a write, not counted (lookupKeyWrite).

@@ -388,20 +388,13 @@ void CmdLPos(ShardCommand& c) {
 
 // ---- Several keys ----
 
-struct TwoShards {
-  uint32_t ids[2];
-  size_t count;
-  TwoShards(uint32_t a, uint32_t b) : ids{a, b}, count(a == b ? 1 : 2) {}
-  std::span<const uint32_t> span() const { return {ids, count}; }
-};
-
 // LMOVE's work, holding both keys' shards; replies itself.
 void Move(ConnCommand& c, std::string_view src, std::string_view dst, End from, End to) {
   ShardSet& shards = c.server.shards();
   int64_t now = c.server.clock().NowMs();
   int db = c.session.db;
   engine::CollectionLimits limits = c.server.collection_limits();
-  TwoShards held(shards.ShardFor(src), shards.ShardFor(dst));
+  ShardPair held(shards.ShardFor(src), shards.ShardFor(dst));
   shards.RunHolding(held.span(), [&] {
     engine::Shard& from_shard = shards.shard(held.ids[0]);
     engine::Shard& to_shard = shards.shard(shards.ShardFor(dst));
