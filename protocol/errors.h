@@ -200,6 +200,14 @@ inline std::string UnknownClientType(std::string_view type) {
   return msg;
 }
 
+// A RESP2 client with subscriptions sent anything but a Pub/Sub command, PING, QUIT or RESET.
+inline std::string NotInSubscribedMode(std::string_view command) {
+  std::string msg = "ERR Can't execute '";
+  msg.append(command);
+  msg.append("': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+  return msg;
+}
+
 inline std::string WrongArity(std::string_view command) {
   std::string msg = "ERR wrong number of arguments for '";
   msg.append(command);

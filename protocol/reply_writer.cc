@@ -86,6 +86,8 @@ void ReplyWriter::NullArray() {
 
 void ReplyWriter::ArrayHeader(size_t n) { AppendHeader(out_, '*', n); }
 
+void ReplyWriter::PushHeader(size_t n) { AppendHeader(out_, version_ == RespVersion::kResp3 ? '>' : '*', n); }
+
 void ReplyWriter::MapHeader(size_t pairs) {
   if (version_ == RespVersion::kResp3) {
     AppendHeader(out_, '%', pairs);

@@ -35,6 +35,7 @@ class ReplyWriter {
   void ArrayHeader(size_t n);             // *n
   void MapHeader(size_t pairs);           // RESP3 %n, RESP2 *2n
   void SetHeader(size_t n);               // RESP3 ~n, RESP2 *n
+  void PushHeader(size_t n);              // RESP3 >n (out-of-band data), RESP2 *n
   void Double(double value);              // RESP3 ,v; RESP2 bulk, formatted like Redis (%.17g)
   void Bool(bool value);                  // RESP3 #t/#f; RESP2 :1/:0
   void Verbatim(std::string_view s);      // RESP3 =len txt:s; RESP2 bulk

@@ -8,6 +8,7 @@ const std::string kNoCommand = "NULL";
 // CLIENT LIST's flags, in Redis's order, of those lapse has.
 std::string Flags(const ClientInfo& c) {
   std::string flags;
+  if (c.subscribed()) flags += 'P';
   if (c.multi_queued.load() >= 0) flags += 'x';
   if (c.is_blocked.load(std::memory_order_relaxed)) flags += 'b';
   if (c.watcher.IsDirty()) flags += 'd';
@@ -43,7 +44,9 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
     const std::string& cmd = last ? *last : kNoCommand;
     out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=-1 name=" + c->name +
            " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
-           " flags=" + Flags(*c) + " db=" + std::to_string(c->db.load()) + " sub=0 psub=0 ssub=0 multi=" +
+           " flags=" + Flags(*c) + " db=" + std::to_string(c->db.load()) + " sub=" + std::to_string(c->subscribed_channels.load()) +
+           " psub=" + std::to_string(c->subscribed_patterns.load()) +
+           " ssub=" + std::to_string(c->subscribed_shard_channels.load()) + " multi=" +
            std::to_string(c->multi_queued.load()) + " qbuf=" +
            std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
            std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" +

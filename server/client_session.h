@@ -17,6 +17,7 @@
 #include "engine/watch.h"
 #include "protocol/reply_writer.h"
 #include "server/asio.h"
+#include "server/pubsub.h"
 
 namespace lapse::server {
 
@@ -48,6 +49,14 @@ struct ClientInfo {
   std::mutex blocked_mu;
   std::shared_ptr<BlockedClient> blocked;  // guarded by blocked_mu
   std::atomic<bool> is_blocked{false};     // CLIENT LIST's flag b, the idle timeout
+  // Pub/Sub messages and other pushes from other clients (server/pubsub.h).
+  PushOutbox push;
+  std::atomic<uint64_t> subscribed_channels{0}, subscribed_patterns{0}, subscribed_shard_channels{0};
+  bool subscribed() const {
+    return subscribed_channels.load(std::memory_order_relaxed) + subscribed_patterns.load(std::memory_order_relaxed) +
+               subscribed_shard_channels.load(std::memory_order_relaxed) >
+           0;
+  }
 };
 
 class ClientRegistry {
@@ -123,6 +132,9 @@ struct ClientSession {
   tcp::socket* socket = nullptr;
   // Bytes read while a blocking command waited, for the connection to parse next.
   std::string unread_input;
+  Subscriptions subscriptions;
+  // RESP2 subscribed mode: only the Pub/Sub commands, PING, QUIT and RESET are served.
+  bool in_subscribed_mode() const { return resp == protocol::RespVersion::kResp2 && subscriptions.total() > 0; }
 };
 
 }  // namespace lapse::server

@@ -111,6 +111,7 @@ enum CommandFlags : uint32_t {
   kSumsCharges = 1 << 15,  // charged what the commands it runs cost (EVAL: its redis.calls)
   kAllowBusy = 1 << 16,    // served while a script is busy (Redis's allow_busy)
   kBlocking = 1 << 17,     // may block the client (BLPOP, BZPOPMIN, ...): Redis's @blocking
+  kPubSub = 1 << 18,       // Pub/Sub (Redis's pubsub flag and @pubsub): touches no shard
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
@@ -198,6 +199,7 @@ void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetBlockingCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
+void RegisterPubSubCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -42,6 +42,11 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
   ApplyLimits();
 }
 
+void Connection::WakeForPush() {
+  boost::system::error_code ec;
+  if (reading_) socket_.cancel(ec);
+}
+
 void Connection::ApplyLimits() {
   protocol::ParserLimits limits;
   limits.max_bulk_len = static_cast<uint64_t>(server_.max_bulk_len());
@@ -66,6 +71,13 @@ awaitable<void> Connection::Run() {
       CancelBlock(*c->info_);
     });
   };
+  // A message for this client wakes it from its read (WakeForPush); posted, since the
+  // publisher runs on another thread.
+  info_->push.SetWaker([weak, executor = socket_.get_executor()] {
+    asio::post(executor, [weak] {
+      if (auto c = weak.lock()) c->WakeForPush();
+    });
+  });
   asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
@@ -84,9 +96,13 @@ awaitable<void> Connection::Run() {
       n = session_.unread_input.size();
       std::memcpy(input_.data() + input_end_, session_.unread_input.data(), n);
       session_.unread_input.clear();
-    } else {
+    } else if (info_->push.empty()) {
+      reading_ = true;
       n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
                                            asio::redirect_error(use_awaitable, ec));
+      reading_ = false;
+      // A read cancelled by WakeForPush ends with nothing read: the messages are written below.
+      if (ec == asio::error::operation_aborted && socket_.is_open()) ec = {};
       if (ec) break;
     }
     input_end_ += n;
@@ -95,12 +111,17 @@ awaitable<void> Connection::Run() {
     info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
 
     if (!co_await ProcessInput(counters)) break;
+    if (!info_->push.empty()) output_.append(info_->push.Take());
     if (!co_await WriteOutput(counters)) break;
     info_->query_buffer_bytes.store(input_end_ - input_start_, std::memory_order_relaxed);
   }
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   EndTransaction(server_, session_);
+  // Once out of the registry no publisher reaches this client, so its outbox's waker and its
+  // kill, which publishers call, may go.
+  LeaveAllSubscriptions(server_, session_);
+  info_->push.SetWaker(nullptr);
   server_.clients().Remove(info_->id);
   info_->kill = nullptr;
 }
@@ -142,7 +163,7 @@ awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
 // such a client without sending the rest).
 awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   if (output_.empty()) co_return true;
-  OutputBufferLimit limit = server_.output_limit();
+  OutputBufferLimit limit = server_.output_limit(info_->subscribed());
   if (limit.hard > 0 && static_cast<int64_t>(output_.size()) > limit.hard) {
     spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
     co_return false;
@@ -228,14 +249,15 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     int64_t now = server_.clock().NowMs();
     int64_t timeout_s = server_.idle_timeout_s();
     int64_t idle_ms = now - info_->last_active_ms.load(std::memory_order_relaxed);
-    // Like Redis, the idle timeout spares blocked clients: their own timeout applies.
-    bool blocked = info_->is_blocked.load(std::memory_order_relaxed);
-    if (timeout_s > 0 && idle_ms > timeout_s * 1000 && !blocked) {
+    // Like Redis, the idle timeout spares blocked clients, whose own timeout applies, and
+    // subscribers, which wait for messages.
+    bool waiting = info_->is_blocked.load(std::memory_order_relaxed) || info_->subscribed();
+    if (timeout_s > 0 && idle_ms > timeout_s * 1000 && !waiting) {
       spdlog::debug("closing idle client {}", info_->addr);
       socket_.close(ec);
       break;
     }
-    OutputBufferLimit limit = server_.output_limit();
+    OutputBufferLimit limit = server_.output_limit(info_->subscribed());
     size_t pending = pending_output_;
     if (limit.soft > 0 && pending > static_cast<size_t>(limit.soft) && now - pending_since_ms_ > limit.soft_seconds * 1000) {
       spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes unsent for {} ms)", info_->addr,

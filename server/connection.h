@@ -44,6 +44,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // What CLIENT LIST shows as tot-mem.
   size_t MemoryUsage() const;
   awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self);
+  // Ends a read in progress, so that the messages just pushed to the client are written.
+  void WakeForPush();
 
   Server& server_;
   tcp::socket socket_;
@@ -61,6 +63,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string protocol_error_;
   // The size of the write in progress (0: none) and when it started, for the soft output
   // buffer limit. Both are touched only on the connection's thread.
+  bool reading_ = false;  // waiting in async_read_some
   size_t pending_output_ = 0;
   int64_t pending_since_ms_ = 0;
 };

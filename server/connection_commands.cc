@@ -24,6 +24,12 @@ namespace {
 
 void CmdPing(ConnCommand& c) {
   if (c.args.size() > 2) return c.reply.Error(errors::WrongArity("ping"));
+  // In RESP2 subscribed mode a reply must look like a message: ["pong", argument or ""].
+  if (c.session.in_subscribed_mode()) {
+    c.reply.ArrayHeader(2);
+    c.reply.Bulk("pong");
+    return c.reply.Bulk(c.args.size() == 2 ? c.args[1] : std::string_view());
+  }
   if (c.args.size() == 2) return c.reply.Bulk(c.args[1]);
   c.reply.SimpleString("PONG");
 }
@@ -148,6 +154,7 @@ void CmdSelect(ConnCommand& c) {
 // clearClientConnectionState).
 void CmdReset(ConnCommand& c) {
   EndTransaction(c.server, c.session);
+  LeaveAllSubscriptions(c.server, c.session);
   c.session.db = 0;
   c.session.info->db.store(0);
   c.session.resp = protocol::RespVersion::kResp2;

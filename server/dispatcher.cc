@@ -66,12 +66,21 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     verdict.error = errors::kNoAuth;
   } else if (RefusedForMemory(*spec)) {
     verdict.error = errors::kOom;
+  } else if (session_.in_subscribed_mode() && !AllowedWhileSubscribed(*spec)) [[unlikely]] {
+    verdict.error = errors::NotInSubscribedMode(*name);
   } else if (server_.running_scripts().busy_count() > 0 && !AllowedWhileBusy(*spec, args)) [[unlikely]] {
     verdict.error = BusyError();
   } else if ((spec->flags & kContainerArg) && args.size() > 1 && !engine::ValidContainerName(args[1])) {
     verdict.error = errors::kInvalidContainerName;
   }
   return verdict;
+}
+
+// What Redis 7.0 serves a RESP2 client that has subscriptions: the replies of anything else
+// could not be told from its messages.
+bool Dispatcher::AllowedWhileSubscribed(const CommandSpec& spec) {
+  if (spec.flags & kPubSub) return spec.name != "publish" && spec.name != "spublish" && spec.name != "pubsub";
+  return spec.name == "ping" || spec.name == "quit" || spec.name == "reset";
 }
 
 // What Redis 7.0 still serves while a script is busy: connection set-up, transactions'
@@ -274,6 +283,9 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       server_.error_stats().CountIfError(*out, before);
     }
     CountCall(spec, admission.stat_id, start, args, *out, before);
+    // Messages that reached this client while its command ran, its own command's among them,
+    // go before that command's reply, as Redis sends them.
+    if (!session_.info->push.empty()) [[unlikely]] out->insert(before, session_.info->push.Take());
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
@@ -350,7 +362,7 @@ bool Dispatcher::AddFootprint(const CommandSpec& spec, const std::vector<std::st
     ids.push_back(shards.ShardForItem(args[1], args[2]));
   } else if (spec.first_key > 0) {
     ForEachKeyIndex(spec, args.size(), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
-  } else if (!(spec.flags & kConnection)) {
+  } else if (!(spec.flags & (kConnection | kPubSub))) {
     // No keys to go by (FLUSHALL, KEYS, INFO, container-wide commands): every shard.
     ids.resize(shards.size());
     for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;

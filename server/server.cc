@@ -91,9 +91,13 @@ void Server::ApplySettings() {
   zset_max_listpack_entries_.store(static_cast<size_t>(live.zset_max_listpack_entries), std::memory_order_relaxed);
   zset_max_listpack_value_.store(static_cast<size_t>(live.zset_max_listpack_value), std::memory_order_relaxed);
   hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
-  output_hard_.store(live.output_limit_normal.hard, std::memory_order_relaxed);
-  output_soft_.store(live.output_limit_normal.soft, std::memory_order_relaxed);
-  output_soft_seconds_.store(live.output_limit_normal.soft_seconds, std::memory_order_relaxed);
+  auto store_limit = [](std::atomic<int64_t>* to, const OutputBufferLimit& from) {
+    to[0].store(from.hard, std::memory_order_relaxed);
+    to[1].store(from.soft, std::memory_order_relaxed);
+    to[2].store(from.soft_seconds, std::memory_order_relaxed);
+  };
+  store_limit(output_limit_normal_, live.output_limit_normal);
+  store_limit(output_limit_pubsub_, live.output_limit_pubsub);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
   busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);

@@ -27,6 +27,7 @@
 #include "server/slowlog.h"
 #include "server/config.h"
 #include "server/memory.h"
+#include "server/pubsub.h"
 #include "server/shard_set.h"
 
 namespace lapse::server {
@@ -111,10 +112,14 @@ class Server {
             zset_max_listpack_entries_.load(std::memory_order_relaxed), zset_max_listpack_value_.load(std::memory_order_relaxed)};
   }
   size_t hll_sparse_max_bytes() const { return static_cast<size_t>(hll_sparse_max_bytes_.load(std::memory_order_relaxed)); }
-  OutputBufferLimit output_limit() const {
-    return {output_hard_.load(std::memory_order_relaxed), output_soft_.load(std::memory_order_relaxed),
-            output_soft_seconds_.load(std::memory_order_relaxed)};
+  // The client-output-buffer-limit of a normal client, or of a subscribed one (Redis's
+  // pubsub class).
+  OutputBufferLimit output_limit(bool subscriber = false) const {
+    const auto& l = subscriber ? output_limit_pubsub_ : output_limit_normal_;
+    return {l[0].load(std::memory_order_relaxed), l[1].load(std::memory_order_relaxed),
+            l[2].load(std::memory_order_relaxed)};
   }
+  PubSub& pubsub() { return pubsub_; }
   // True when maxmemory is set and the process uses more; writes that may grow memory are
   // then refused (maxmemory-policy noeviction).
   bool OverMaxmemory() {
@@ -161,6 +166,7 @@ class Server {
   std::atomic<uint64_t> connections_received_{0};
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
+  PubSub pubsub_{[this] { return output_limit(true); }, [this] { return clock_.NowMs(); }};
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
@@ -181,7 +187,7 @@ class Server {
   std::atomic<int64_t> list_max_listpack_size_{-2};
   std::atomic<size_t> zset_max_listpack_entries_{128}, zset_max_listpack_value_{64};
   std::atomic<int64_t> hll_sparse_max_bytes_{3000};
-  std::atomic<int64_t> output_hard_{0}, output_soft_{0}, output_soft_seconds_{0};
+  std::atomic<int64_t> output_limit_normal_[3]{}, output_limit_pubsub_[3]{};  // hard, soft, soft seconds
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;
   std::atomic<uint64_t> ru_billed_milli_{0};

@@ -38,6 +38,7 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   if (spec.flags & kDenyOom) flags.push_back("denyoom");
   if (spec.flags & kReadOnly) flags.push_back("readonly");
   if (spec.flags & kAdmin) flags.push_back("admin");
+  if (spec.flags & kPubSub) flags.push_back("pubsub");
   if (spec.flags & kBlocking) flags.push_back("blocking");
   if (spec.flags & kFast) flags.push_back("fast");
   if (spec.flags & kNoAuth) flags.push_back("no_auth");
@@ -64,6 +65,7 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (spec.group == "list") out.push_back("@list");
   if (spec.group == "set") out.push_back("@set");
   if (spec.group == "sorted-set") out.push_back("@sortedset");
+  if (f & kPubSub) out.push_back("@pubsub");
   if (f & kAdmin) out.push_back("@admin");
   out.push_back(f & kFast ? "@fast" : "@slow");
   // Redis declares @blocking itself, and not for the fast BZPOPMIN/BZPOPMAX.
@@ -549,6 +551,9 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "evicted_keys", uint64_t{0});
     Line(out, "keyspace_hits", hits);
     Line(out, "keyspace_misses", misses);
+    Line(out, "pubsub_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(false)));
+    Line(out, "pubsub_patterns", static_cast<uint64_t>(c.server.pubsub().PatternCount()));
+    Line(out, "pubsubshard_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(true)));
     Line(out, "total_error_replies", c.server.error_stats().total());
     Line(out, "unexpected_error_replies", uint64_t{0});
   }
