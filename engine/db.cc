@@ -29,6 +29,7 @@ void Db::DestroyUnlinked(Entry* e) {
 void Db::DestroyExpired(Entry* e) {
   ++expiry_stats_.expired_keys;
   Touch(e->key());
+  if (listener_ != nullptr) [[unlikely]] listener_->KeyExpired(index_, e->key());
   DestroyUnlinked(e);
 }
 
@@ -46,7 +47,10 @@ Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
 }
 
 void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
-  if (engine::hash::PurgeDueFields(e, now_ms) > 0) Touch(e->key());
+  if (engine::hash::PurgeDueFields(e, now_ms) > 0) {
+    Touch(e->key());
+    if (listener_ != nullptr) [[unlikely]] listener_->FieldsExpired(index_, e->key());
+  }
   int64_t next = engine::hash::NextFieldDeadline(e);
   if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }

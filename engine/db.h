@@ -23,6 +23,7 @@
 #include "engine/collection.h"
 #include "engine/entry.h"
 #include "engine/hash.h"
+#include "engine/key_events.h"
 #include "engine/kv_table.h"
 #include "engine/timing_wheel.h"
 #include "engine/watch.h"
@@ -150,6 +151,9 @@ class Db {
   // ---- Blocked clients (server/blocking.h) ----
   // Where this Db sits (its shard and index), for the ReadyKeys it reports.
   void SetLocation(uint32_t shard, uint32_t index) { shard_ = shard, index_ = index; }
+  uint32_t index() const { return index_; }
+  // Who hears of keys deleted by expiry (keyspace notifications); nullptr: nobody.
+  void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   // Counts one more (or one fewer) client blocked on `key`; while any is, every change to
   // the key adds it to ReadyKeys().
   void AddBlocked(std::string_view key);
@@ -204,6 +208,7 @@ class Db {
   std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> blocked_;  // key -> clients
   uint32_t shard_ = 0;
   uint32_t index_ = 0;
+  KeyEventListener* listener_ = nullptr;
 };
 
 }  // namespace lapse::engine

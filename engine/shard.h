@@ -30,6 +30,9 @@ class Shard {
   Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& catalog);
 
   uint32_t id() const { return id_; }
+  void SetKeyEventListener(KeyEventListener* listener) {
+    for (Db& db : dbs_) db.SetKeyEventListener(listener);
+  }
   size_t database_count() const { return dbs_.size(); }
   Db& db(size_t index) { return dbs_[index]; }
   const Db& db(size_t index) const { return dbs_[index]; }

@@ -181,6 +181,11 @@ inline bool ArityOk(int arity, size_t argc) {
 }
 inline bool ArityOk(const CommandSpec& spec, size_t argc) { return ArityOk(spec.arity, argc); }
 
+// Keyspace notifications (server/keyspace_events.h): `event` of class `event_class` on `key`
+// of the command's database, once the change is made.
+void NotifyKeyspace(const ShardCommand& c, uint32_t event_class, std::string_view event, std::string_view key);
+void NotifyKeyspace(const ConnCommand& c, uint32_t event_class, std::string_view event, std::string_view key);
+
 // The command families; each adds its commands to the table.
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/glob.h"
+#include "server/keyspace_events.h"
 #include "protocol/arg_reader.h"
 
 namespace lapse::server {
@@ -206,6 +207,14 @@ const std::vector<Option>& Options() {
              },
              [](const Settings& s) { return s.maxmemory_policy; }},
       IntOption("hz", true, &Settings::hz, 1, 500),
+      Option{"notify-keyspace-events", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::optional<uint32_t> mask = ParseEventClasses(v);
+               if (!mask) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+               s.notify_keyspace_events = *mask;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }},
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),

@@ -51,6 +51,7 @@ struct Settings {
   std::string maxmemory_policy = "noeviction";
   int64_t hz = 10;
   int64_t slowlog_log_slower_than = 10000;  // microseconds; negative: log nothing
+  uint32_t notify_keyspace_events = 0;   // server/keyspace_events.h's EventClass mask
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
   // Thresholds of the packed collection layouts (engine/collection.h), Redis's defaults.

@@ -43,6 +43,7 @@ Server::Server(Config& config, engine::Clock& clock)
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
   blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
+  for (size_t i = 0; i < shards_->size(); ++i) shards_->shard(i).SetKeyEventListener(&keyspace_events_);
   lua_.resize(shards_->thread_count() + 1);
   function_lua_.resize(shards_->thread_count() + 1);
   running_scripts_.Reserve(shards_->thread_count() + 1);
@@ -99,6 +100,7 @@ void Server::ApplySettings() {
   store_limit(output_limit_normal_, live.output_limit_normal);
   store_limit(output_limit_pubsub_, live.output_limit_pubsub);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
+  keyspace_events_.Configure(live.notify_keyspace_events);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
   busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);
   spdlog::set_level(SpdlogLevel(live.loglevel));

@@ -27,6 +27,7 @@
 #include "server/slowlog.h"
 #include "server/config.h"
 #include "server/memory.h"
+#include "server/keyspace_events.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
 
@@ -120,6 +121,9 @@ class Server {
             l[2].load(std::memory_order_relaxed)};
   }
   PubSub& pubsub() { return pubsub_; }
+  // Commands report their changes here (NotifyKeyspace); const, since a command that only
+  // holds its shard sees a const Server.
+  const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
   // True when maxmemory is set and the process uses more; writes that may grow memory are
   // then refused (maxmemory-policy noeviction).
   bool OverMaxmemory() {
@@ -167,6 +171,7 @@ class Server {
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
   PubSub pubsub_{[this] { return output_limit(true); }, [this] { return clock_.NowMs(); }};
+  KeyspaceEvents keyspace_events_{pubsub_};
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;

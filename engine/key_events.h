@@ -1,0 +1,24 @@
+// File: engine/key_events.h
+//
+// What the engine tells the server of keys that change with no command naming them: a key
+// deleted because its deadline passed, whether a read met it (lazily) or the reclaimer did.
+// The server turns these into keyspace notifications (`expired`); the engine knows nothing
+// of channels or clients. A listener is called on the shard's thread, holding the shard, and
+// must not touch the shard itself.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace lapse::engine {
+
+class KeyEventListener {
+ public:
+  virtual ~KeyEventListener() = default;
+  // `key` of database `db` was deleted by expiry (it is still readable during the call).
+  virtual void KeyExpired(uint32_t db, std::string_view key) = 0;
+  // Hash `key` lost fields to their own deadlines (HEXPIRE), and still exists or not.
+  virtual void FieldsExpired(uint32_t db, std::string_view key) = 0;
+};
+
+}  // namespace lapse::engine

@@ -1,0 +1,75 @@
+// File: server/keyspace_events.h
+//
+// Keyspace notifications, as Redis 7.0 sends them: a command that changes a key reports an
+// event ("set", "lpush", "expire", ...) of a class (generic, string, list, ...); when
+// `notify-keyspace-events` enables the class, the event is published on
+// `__keyspace@<db>__:<key>` (message: the event) and/or `__keyevent@<db>__:<event>`
+// (message: the key), through the ordinary Pub/Sub registry.
+//
+// Commands call Notify after their change. With notifications off (the default) that is one
+// relaxed atomic load. Expiry reaches this class from the engine (engine/key_events.h), so
+// `expired` is sent when a key is actually deleted, by a read or by the reclaimer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/key_events.h"
+
+namespace lapse::server {
+
+class PubSub;
+
+// Redis's NOTIFY_* bits, so that a mask reads the same as in Redis.
+enum EventClass : uint32_t {
+  kEventKeyspace = 1 << 0,  // K
+  kEventKeyevent = 1 << 1,  // E
+  kEventGeneric = 1 << 2,   // g
+  kEventString = 1 << 3,    // $
+  kEventList = 1 << 4,      // l
+  kEventSet = 1 << 5,       // s
+  kEventHash = 1 << 6,      // h
+  kEventZset = 1 << 7,      // z
+  kEventExpired = 1 << 8,   // x
+  kEventEvicted = 1 << 9,   // e
+  kEventStream = 1 << 10,   // t
+  kEventKeyMiss = 1 << 11,  // m (not part of A)
+  kEventModule = 1 << 13,   // d
+  kEventNew = 1 << 14,      // n (not part of A)
+  kEventAll = kEventGeneric | kEventString | kEventList | kEventSet | kEventHash | kEventZset | kEventExpired |
+              kEventEvicted | kEventStream | kEventModule,
+};
+
+// `notify-keyspace-events` text to a mask, nullopt for a character Redis does not know.
+std::optional<uint32_t> ParseEventClasses(std::string_view classes);
+// The mask as CONFIG GET shows it ("AKE", "xK", ...).
+std::string FormatEventClasses(uint32_t mask);
+
+class KeyspaceEvents : public engine::KeyEventListener {
+ public:
+  explicit KeyspaceEvents(PubSub& pubsub) : pubsub_(pubsub) {}
+
+  void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
+  // Publishes `event` on `key` of database `db` if its class is enabled.
+  void Notify(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
+    uint32_t mask = mask_.load(std::memory_order_relaxed);
+    if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
+      Publish(mask, event, key, db);
+    }
+  }
+
+  void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
+  // Redis 7.4's event for fields deleted by their own deadlines.
+  void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
+
+ private:
+  void Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const;
+
+  PubSub& pubsub_;
+  std::atomic<uint32_t> mask_{0};
+};
+
+}  // namespace lapse::server
