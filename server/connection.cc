@@ -42,9 +42,20 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
   ApplyLimits();
 }
 
+// While the connection waits for input it has nothing else to write, so the messages go out
+// at once from here, without waking its coroutine. What the socket does not take now is left
+// to the coroutine: the read is cancelled and the loop writes the rest before reading again.
 void Connection::WakeForPush() {
+  if (!reading_ || !push_leftover_.empty()) return;
+  std::string bytes = info_->push.Take();
+  if (bytes.empty()) return;
   boost::system::error_code ec;
-  if (reading_) socket_.cancel(ec);
+  size_t written = socket_.write_some(asio::buffer(bytes), ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return socket_.cancel(ec);
+  server_.counters(session_.home).Bump(server_.counters(session_.home).net_output_bytes, written);
+  if (written == bytes.size()) return;
+  push_leftover_ = bytes.substr(written);
+  socket_.cancel(ec);
 }
 
 void Connection::ApplyLimits() {
@@ -81,6 +92,8 @@ awaitable<void> Connection::Run() {
   asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
+  // Writes outside the coroutine (WakeForPush) must never block the thread.
+  socket_.non_blocking(true, ec);
   ThreadCounters& counters = server_.counters(session_.home);
 
   while (!session_.close_after_reply) {
@@ -96,7 +109,7 @@ awaitable<void> Connection::Run() {
       n = session_.unread_input.size();
       std::memcpy(input_.data() + input_end_, session_.unread_input.data(), n);
       session_.unread_input.clear();
-    } else if (info_->push.empty()) {
+    } else if (info_->push.empty() && push_leftover_.empty()) {
       reading_ = true;
       n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
                                            asio::redirect_error(use_awaitable, ec));
@@ -105,6 +118,9 @@ awaitable<void> Connection::Run() {
       if (ec == asio::error::operation_aborted && socket_.is_open()) ec = {};
       if (ec) break;
     }
+    // The rest of a message WakeForPush began to write comes before anything else.
+    output_.append(push_leftover_);
+    push_leftover_.clear();
     input_end_ += n;
     counters.Bump(counters.net_input_bytes, n);
     info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);

@@ -64,6 +64,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The size of the write in progress (0: none) and when it started, for the soft output
   // buffer limit. Both are touched only on the connection's thread.
   bool reading_ = false;  // waiting in async_read_some
+  std::string push_leftover_;  // messages WakeForPush could not write at once
   size_t pending_output_ = 0;
   int64_t pending_since_ms_ = 0;
 };

@@ -96,13 +96,13 @@ void PubSub::Unsubscribe(ClientInfo& client, SubscriptionKind kind, const std::s
   CountOf(client, kind).fetch_sub(1, std::memory_order_relaxed);
 }
 
-void PubSub::Deliver(ClientInfo& client, std::string_view bytes) {
-  client.push.Append(bytes, limit_(), client.output_bytes.load(std::memory_order_relaxed), now_(), client.kill);
-}
 
 size_t PubSub::Publish(std::string_view channel, std::string_view message, bool sharded) {
   std::shared_lock lock(mu_);
   size_t receivers = 0;
+  OutputBufferLimit limit{};
+  int64_t now_ms = 0;
+  bool limits_read = false;
   // Encoded at most once per protocol version, and only if someone listens.
   std::string encoded[2];
   auto deliver_all = [&](const Subscribers& subs, std::string_view kind, const std::string* pattern) {
@@ -114,7 +114,8 @@ size_t PubSub::Publish(std::string_view channel, std::string_view message, bool 
         bytes = EncodeMessage(resp3 ? protocol::RespVersion::kResp3 : protocol::RespVersion::kResp2, kind, pattern,
                               channel, message);
       }
-      Deliver(*client, bytes);
+      if (!limits_read) limit = limit_(), now_ms = now_(), limits_read = true;
+      client->push.Append(bytes, limit, client->output_bytes.load(std::memory_order_relaxed), now_ms, client->kill);
       ++receivers;
     }
   };

@@ -104,7 +104,6 @@ class PubSub {
   Table& TableOf(SubscriptionKind kind) {
     return kind == SubscriptionKind::kChannel ? channels_ : kind == SubscriptionKind::kPattern ? patterns_ : shard_channels_;
   }
-  void Deliver(ClientInfo& client, std::string_view bytes);
 
   LimitSource limit_;
   NowSource now_;
