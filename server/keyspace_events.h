@@ -64,6 +64,8 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
   // Redis 7.4's event for fields deleted by their own deadlines.
   void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
+  void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
+  void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 
  private:
   void Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const;
