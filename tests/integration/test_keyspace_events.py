@@ -492,3 +492,36 @@ def test_hash_field_expiry_events(clean):
         sub.close()
         with RawClient(clean.port) as a:
             a.call("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+# ---- lapse's items (IPUT/IDEL): not keys, so they have a channel of their own,
+# __itemevent@0__:<event> with "container/id" (containers are global: always database 0)
+
+
+@pytest.mark.lapse_only
+def test_item_events(raw, clean):
+    assert raw.call("CONFIG", "SET", "notify-keyspace-events", "Egx") == "OK"
+    sub = RawClient(clean.port)
+    try:
+        sub.send("PSUBSCRIBE", "__itemevent@*__:*")
+        sub.read_reply()
+        assert raw.call("CSETTTL", "c", "-1") == "OK"  # items live until their own ttl, if any
+        raw.call("IPUT", "c", "a", '{"v":1}')
+        raw.call("IPUT", "c", "a", '{"v":2}')
+        assert raw.call("IPUT", "c", "a", '{"v":3}', "NX") is None  # not written: no event
+        raw.call("IPUT", "c", "b", '{"v":1,"ttl":1}')
+        assert raw.call("IDEL", "c", "a", "zz") == 1
+        sub.sock.settimeout(10)
+        got = [sub.read_reply()[2:] for _ in range(5)]
+        assert got == [[b"__itemevent@0__:iput", b"c/a"], [b"__itemevent@0__:iput", b"c/a"],
+                       [b"__itemevent@0__:iput", b"c/b"], [b"__itemevent@0__:idel", b"c/a"],
+                       [b"__itemevent@0__:expired", b"c/b"]]  # b's one-second TTL runs out
+        # Key events stay off the item channel, and the classes gate items too.
+        assert raw.call("CONFIG", "SET", "notify-keyspace-events", "Ex") == "OK"
+        raw.call("SET", "k", "v")
+        raw.call("IPUT", "c", "d", '{"v":1}')
+        raw.call("PUBLISH", "__itemevent@0__:marker", "end")
+        assert sub.read_reply()[2:] == [b"__itemevent@0__:marker", b"end"]
+    finally:
+        sub.close()
+        raw.call("CONFIG", "SET", "notify-keyspace-events", "")
