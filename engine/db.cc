@@ -87,6 +87,8 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
   table_.Insert(fresh, hash);
   Track(fresh, hash);
   Touch(key);
+  // Redis sends `new` from dbAdd, so before the command's own event on the key.
+  if (listener_ != nullptr) [[unlikely]] listener_->KeyCreated(index_, key);
   return fresh;
 }
 
@@ -173,6 +175,7 @@ void Db::Adopt(Entry* entry, int64_t now_ms) {
   Track(entry, hash);
   TrackFields(entry);
   Touch(entry->key());
+  if (listener_ != nullptr) [[unlikely]] listener_->KeyCreated(index_, entry->key());
 }
 
 bool Db::Reclaim(int64_t now_ms, size_t max_records) {

@@ -154,6 +154,10 @@ class Db {
   uint32_t index() const { return index_; }
   // Who hears of keys deleted by expiry (keyspace notifications); nullptr: nobody.
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
+  // A read lookup of `key` found nothing (keyspace `keymiss`); the caller counts the miss.
+  void ReportMiss(std::string_view key) {
+    if (listener_ != nullptr) [[unlikely]] listener_->KeyMissed(index_, key);
+  }
   // Counts one more (or one fewer) client blocked on `key`; while any is, every change to
   // the key adds it to ReadyKeys().
   void AddBlocked(std::string_view key);

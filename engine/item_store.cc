@@ -99,6 +99,11 @@ void ItemStore::Unfile(Item* item) {
   }
 }
 
+void ItemStore::DestroyExpired(ContainerPart& part, Item* item) {
+  if (listener_ != nullptr) [[unlikely]] listener_->ItemExpired(part.info->name, item->id);
+  Destroy(part, item);
+}
+
 void ItemStore::Destroy(ContainerPart& part, Item* item) {
   Unfile(item);
   Entry** link = part.index.FindLink(item->id, HashKey(item->id));
@@ -113,7 +118,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   Item* item = Lookup(part, id, &hash);
   if (item && item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    Destroy(part, item);
+    DestroyExpired(part, item);
     item = nullptr;
   }
   PutOutcome outcome;
@@ -152,7 +157,7 @@ const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now
   if (!item) return nullptr;
   if (item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    Destroy(part, item);
+    DestroyExpired(part, item);
     return nullptr;
   }
   return item;
@@ -313,7 +318,7 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
     best_part->info->lag.Record(lag);
     catalog_.stats().reclaimed_background.fetch_add(1, std::memory_order_relaxed);
     catalog_.stats().lag.Record(lag);
-    Destroy(*best_part, best);
+    DestroyExpired(*best_part, best);
     ++done;
   }
   return true;

@@ -29,6 +29,7 @@
 
 #include "engine/container.h"
 #include "engine/item_json.h"
+#include "engine/key_events.h"
 #include "engine/kv_table.h"
 #include "engine/timing_wheel.h"
 
@@ -118,6 +119,8 @@ class ItemStore {
   ~ItemStore();
 
   ContainerCatalog& catalog() { return catalog_; }
+  // Who hears of items deleted by expiry (item events); nullptr: nobody.
+  void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   ItemJsonParser& json() { return json_; }
 
   // This shard's part of a live container, or nullptr if the container does not exist.
@@ -155,6 +158,8 @@ class ItemStore {
  private:
   Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
   void Destroy(ContainerPart& part, Item* item);
+  // Destroy for an item whose time to live ran out: reported to the listener first.
+  void DestroyExpired(ContainerPart& part, Item* item);
   void CountLazy(ContainerPart& part);
   void File(Item* item);
   void Unfile(Item* item);
@@ -175,6 +180,7 @@ class ItemStore {
   uint64_t next_etag_;
   size_t items_stored_ = 0;
   bool blocked_ = false;
+  KeyEventListener* listener_ = nullptr;
 };
 
 }  // namespace lapse::engine

@@ -1,7 +1,9 @@
 // File: engine/key_events.h
 //
 // What the engine tells the server of keys that change with no command naming them: a key
-// deleted because its deadline passed, whether a read met it (lazily) or the reclaimer did.
+// deleted because its deadline passed, whether a read met it (lazily) or the reclaimer did;
+// and of the two events Redis sends from its key table rather than from a command: a key
+// created (`new`, from dbAdd) and a read that found no key (`keymiss`, from lookupKeyRead).
 // The server turns these into keyspace notifications (`expired`); the engine knows nothing
 // of channels or clients. A listener is called on the shard's thread, holding the shard, and
 // must not touch the shard itself.
@@ -19,6 +21,12 @@ class KeyEventListener {
   virtual void KeyExpired(uint32_t db, std::string_view key) = 0;
   // Hash `key` lost fields to their own deadlines (HEXPIRE), and still exists or not.
   virtual void FieldsExpired(uint32_t db, std::string_view key) = 0;
+  // `key` was added to the table where it was absent (not replaced in place).
+  virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
+  // A read lookup (Redis's lookupKeyRead) found no live `key`.
+  virtual void KeyMissed(uint32_t db, std::string_view key) = 0;
+  // Item `id` of `container` was deleted because its time to live ran out (read or reclaimer).
+  virtual void ItemExpired(std::string_view container, std::string_view id) = 0;
 };
 
 }  // namespace lapse::engine

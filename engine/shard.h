@@ -32,6 +32,7 @@ class Shard {
   uint32_t id() const { return id_; }
   void SetKeyEventListener(KeyEventListener* listener) {
     for (Db& db : dbs_) db.SetKeyEventListener(listener);
+    items_.SetKeyEventListener(listener);
   }
   size_t database_count() const { return dbs_.size(); }
   Db& db(size_t index) { return dbs_[index]; }

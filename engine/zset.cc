@@ -531,7 +531,8 @@ Entry* Build(Db& db, std::string_view key, std::vector<std::pair<std::string, do
   });
   size_t longest = 0;
   for (const auto& [m, s] : elements) longest = std::max(longest, m.size());
-  db.Erase(key, now_ms);
+  // Whatever `key` held is replaced by Put, not deleted first: an overwrite, as Redis's
+  // setKey does it (no `new` keyspace event for a key that existed).
   if (FitsPacked(elements.size(), longest, limits)) {
     std::string bytes;
     std::string_view previous;

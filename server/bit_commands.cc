@@ -110,6 +110,8 @@ void CmdSetBit(ShardCommand& c) {
   e = StringForBitWrite(c, key, e, needed, &grown);
   int old = bitops::SetBit(Bytes(e), offset, static_cast<int>(on));
   if (!grown && old != on) c.db.Touch(key);
+  // As in Redis, a bit set to the value it had in a string that did not grow is no change.
+  if (grown || old != on) NotifyKeyspace(c, kEventString, "setbit", key);
   c.reply.Integer(old);
 }
 
@@ -195,8 +197,8 @@ bool ParseFieldType(std::string_view arg, bool* is_signed, unsigned* bits) {
 
 // Runs one SET or INCRBY on `p` and replies its result (nil when OVERFLOW FAIL refuses it).
 // Returns whether the field changed: as in Redis 7.0, a write of the value already there is
-// no change for WATCH.
-bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) {
+// no change for WATCH. Sets *applied unless OVERFLOW FAIL refused the write.
+bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op, bool* applied) {
   bool incr = op.kind == FieldOp::kIncrBy;
   if (op.is_signed) {
     int64_t old = bitops::GetSignedField(p, op.offset, op.bits), wrapped = 0, next = 0;
@@ -209,6 +211,7 @@ bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) 
       next = overflow ? wrapped : op.value;
     }
     if (overflow && op.overflow == bitops::Overflow::kFail) return reply.Null(), false;
+    *applied = true;
     reply.Integer(incr ? next : old);
     bitops::SetField(p, op.offset, op.bits, static_cast<uint64_t>(next));
     return bitops::GetSignedField(p, op.offset, op.bits) != old;
@@ -223,6 +226,7 @@ bool RunFieldWrite(protocol::ReplyWriter& reply, uint8_t* p, const FieldOp& op) 
     next = overflow ? wrapped : static_cast<uint64_t>(op.value);
   }
   if (overflow && op.overflow == bitops::Overflow::kFail) return reply.Null(), false;
+  *applied = true;
   reply.Integer(static_cast<int64_t>(incr ? next : old));
   bitops::SetField(p, op.offset, op.bits, next);
   return bitops::GetUnsignedField(p, op.offset, op.bits) != old;
@@ -293,11 +297,11 @@ void BitfieldGeneric(ShardCommand& c, bool read_only_command) {
     e = StringForBitWrite(c, key, e, needed, &grown);
   }
 
-  bool written = false;
+  bool written = false, applied = false;
   c.reply.ArrayHeader(ops.size());
   for (const FieldOp& op : ops) {
     if (op.kind != FieldOp::kGet) {
-      written |= RunFieldWrite(c.reply, Bytes(e), op);
+      written |= RunFieldWrite(c.reply, Bytes(e), op, &applied);
       continue;
     }
     std::string_view value = e ? e->value() : std::string_view();
@@ -305,6 +309,9 @@ void BitfieldGeneric(ShardCommand& c, bool read_only_command) {
                                  : static_cast<int64_t>(bitops::GetUnsignedField(value, op.offset, op.bits)));
   }
   if (written && !grown) c.db.Touch(key);
+  // Redis counts a write that changed the field, or any write into a string it created or
+  // grew, and reports `setbit` once when there was one.
+  if (written || (grown && applied)) NotifyKeyspace(c, kEventString, "setbit", key);
 }
 
 void CmdBitfield(ShardCommand& c) { BitfieldGeneric(c, false); }
@@ -358,7 +365,10 @@ void CmdBitop(ConnCommand& c) {
     result_len = result.size();
     engine::Db& to = shards.shard(shards.ShardFor(dest)).db(db);
     if (result.empty()) {
-      if (to.Erase(dest, now)) ru += engine::RuCharge(engine::RuOp::kDelete, dest.size());
+      if (to.Erase(dest, now)) {
+        ru += engine::RuCharge(engine::RuOp::kDelete, dest.size());
+        NotifyKeyspace(c, kEventGeneric, "del", dest);
+      }
       return;
     }
     bool replaced = to.Find(dest, now) != nullptr;
@@ -366,6 +376,7 @@ void CmdBitop(ConnCommand& c) {
     Entry* e = to.Put(dest, result, ValueType::kString, kNoDeadline, now);
     e->set_string_encoding(engine::StringEncoding::kRaw);  // Redis stores the buffer it built
     e->set_touched(static_cast<uint16_t>(now / 1000));
+    NotifyKeyspace(c, kEventString, "set", dest);
   });
   c.charge.ru += ru;
   if (wrong_type) return c.reply.Error(errors::kWrongType);

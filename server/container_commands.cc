@@ -248,6 +248,7 @@ void CmdIPut(ShardCommand& c) {
   engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
   if (!outcome.written) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Null();
   c.charge.Add(outcome.replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);
+  c.server.keyspace_events().NotifyItem(kEventGeneric, "iput", container, id);
   c.reply.Bulk(engine::EtagText(outcome.etag));
 }
 
@@ -303,7 +304,10 @@ void CmdIDel(ConnCommand& c) {
         continue;
       }
       charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, item->Bytes());
-      deleted[shard.id()] += shard.items().Delete(*part, c.args[pos], now) ? 1 : 0;
+      if (shard.items().Delete(*part, c.args[pos], now)) {
+        ++deleted[shard.id()];
+        c.server.keyspace_events().NotifyItem(kEventGeneric, "idel", container, c.args[pos]);
+      }
     }
   });
   int64_t total = 0;

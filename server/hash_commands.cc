@@ -42,9 +42,13 @@ Entry* FindOrCreateHash(ShardCommand& c) {
   return e ? e : hash::Create(c.db, c.args[1], c.now_ms);
 }
 
-// After a write that may have removed the last field.
+// After a write that may have removed the last field: Redis deletes the key (`del`, after
+// the command's own event).
 void DeleteIfEmpty(ShardCommand& c, Entry* e) {
-  if (hash::Size(e) == 0) c.db.Erase(c.args[1], c.now_ms);
+  if (hash::Size(e) == 0) {
+    c.db.Erase(c.args[1], c.now_ms);
+    NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
+  }
 }
 
 size_t HashBytes(std::string_view key, const Entry* e) {
@@ -74,6 +78,8 @@ void HSetGeneric(ShardCommand& c, const char* name, bool reply_ok) {
     ChargeWrite(c.charge, !added, c.args[i].size() + c.args[i + 1].size());
   }
   c.db.Touch(c.args[1]);
+  // Reported even when every field already held its value.
+  NotifyKeyspace(c, kEventHash, "hset", c.args[1]);
   reply_ok ? c.reply.Ok() : c.reply.Integer(created);
 }
 
@@ -92,6 +98,7 @@ void CmdHSetNx(ShardCommand& c) {
   hash::Set(c.db, e, c.args[2], c.args[3], limits, false);
   ChargeWrite(c.charge, false, c.args[2].size() + c.args[3].size());
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventHash, "hset", c.args[1]);
   c.reply.Integer(1);
 }
 
@@ -109,6 +116,7 @@ void CmdHDel(ShardCommand& c) {
     }
     if (deleted > 0) {
       c.db.Touch(c.args[1]);
+      NotifyKeyspace(c, kEventHash, "hdel", c.args[1]);
       DeleteIfEmpty(c, e);
     }
   }
@@ -137,6 +145,7 @@ void CmdHIncrBy(ShardCommand& c) {
   ChargeWrite(c.charge, old.has_value(), c.args[2].size() + text.size());
   hash::Set(c.db, e, c.args[2], text, limits, true, /*keep_ttl=*/true);
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventHash, "hincrby", c.args[1]);
   c.reply.Integer(value);
 }
 
@@ -161,6 +170,7 @@ void CmdHIncrByFloat(ShardCommand& c) {
   ChargeWrite(c.charge, old.has_value(), c.args[2].size() + text.size());
   hash::Set(c.db, e, c.args[2], text, limits, true, /*keep_ttl=*/true);
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventHash, "hincrbyfloat", c.args[1]);
   c.reply.Bulk(text);
 }
 
@@ -395,15 +405,19 @@ void HExpireGeneric(ShardCommand& c, const char* name, TimeUnit unit, bool absol
   if (!ParseFields(c, at, &first)) return;
   c.reply.ArrayHeader(c.args.size() - first);
   engine::CollectionLimits limits = c.server.collection_limits();
-  bool changed = false;
+  bool changed = false, deleted = false;
   for (size_t i = first; i < c.args.size(); ++i) {
     int result = e ? hash::SetFieldDeadline(c.db, e, c.args[i], deadline, cond, c.now_ms, limits) : -2;
     changed |= result > 0;
+    deleted |= result == 2;
     c.charge.Add(result > 0 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
     c.reply.Integer(result);
   }
   if (changed) {
     c.db.Touch(c.args[1]);
+    // Redis 7.4 reports one event per command: `hdel` when a deadline already past deleted
+    // fields (and `del` if that emptied the hash), else `hexpire`.
+    NotifyKeyspace(c, kEventHash, deleted ? "hdel" : "hexpire", c.args[1]);
     DeleteIfEmpty(c, e);
   }
 }
@@ -458,7 +472,10 @@ void CmdHPersist(ShardCommand& c) {
     c.charge.Add(result == 1 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
     c.reply.Integer(result);
   }
-  if (changed) c.db.Touch(c.args[1]);
+  if (changed) {
+    c.db.Touch(c.args[1]);
+    NotifyKeyspace(c, kEventHash, "hpersist", c.args[1]);
+  }
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ void CmdPfAdd(ShardCommand& c) {
   hll::InvalidateCache(work.data());
   ChargeWrite(c.charge, e != nullptr, bytes);
   StoreHll(c.db, key, work, deadline, c.now_ms);
+  NotifyKeyspace(c, kEventString, "pfadd", key);
   c.reply.Integer(1);
 }
 
@@ -228,6 +229,8 @@ void CmdPfMerge(ConnCommand& c) {
     hll::InvalidateCache(work.data());
     c.charge.Add(dest != nullptr ? engine::RuOp::kReplace : engine::RuOp::kInsert, key.size() + work.size());
     StoreHll(d, key, work, deadline, now);
+    // Redis reports PFMERGE as `pfadd`, whether or not a register changed.
+    NotifyKeyspace(c, kEventString, "pfadd", key);
   });
   if (!error.empty()) return c.reply.Error(error);
   c.reply.Ok();

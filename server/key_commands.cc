@@ -61,15 +61,18 @@ void CountKeys(ConnCommand& c, KeyCount what) {
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  shards.RunAtomic(groups.shards, [&](engine::Shard& shard) {
-    engine::Db& d = shard.db(db);
-    for (size_t pos : groups.positions[shard.id()]) {
+  // Holding every shard involved, keys are taken in argument order, as Redis reports them.
+  shards.RunHolding(groups.shards, [&] {
+    for (size_t pos = 1; pos < c.args.size(); ++pos) {
+      engine::Shard& shard = shards.shard(groups.shard_of[pos]);
+      engine::Db& d = shard.db(db);
       std::string_view key = c.args[pos];
       Entry* e = FindKey(shard, d, key, now, what == KeyCount::kDelete ? Lookup::kWrite : Lookup::kRead);
       size_t bytes = key.size() + (e ? e->value().size() : 0);
       if (what == KeyCount::kDelete && e) {
         charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, bytes);
         d.Erase(key, now);
+        NotifyKeyspace(c, kEventGeneric, "del", key);
       } else {
         charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, bytes);
         if (e && what == KeyCount::kTouch) Touch(e, now);
@@ -133,10 +136,13 @@ void ExpireGeneric(ShardCommand& c, const char* command, TimeUnit unit, bool abs
   if ((flags & kOnlyLt) && current != kNoDeadline && *deadline >= current) return c.reply.Integer(0);
   c.charge = {};
   ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
+  // A deadline already past deletes the key, which Redis reports as `del`, not `expired`.
   if (*deadline <= c.now_ms) {
     c.db.Erase(c.args[1], c.now_ms);
+    NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
   } else {
     c.db.SetDeadline(e, *deadline, c.now_ms);
+    NotifyKeyspace(c, kEventGeneric, "expire", c.args[1]);
   }
   c.reply.Integer(1);
 }
@@ -182,6 +188,7 @@ void CmdPersist(ShardCommand& c) {
   if (!e || e->deadline() == kNoDeadline) return ChargeRead(c.charge, c.args[1], e), c.reply.Integer(0);
   ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.db.SetDeadline(e, kNoDeadline, c.now_ms);
+  NotifyKeyspace(c, kEventGeneric, "persist", c.args[1]);
   c.reply.Integer(1);
 }
 
@@ -224,10 +231,15 @@ void RenameGeneric(ConnCommand& c, bool only_if_absent) {
     // The value moves as it is: a collection's table changes hands, it is not copied.
     Entry* moved = from.Extract(src, now);
     value_bytes = moved->value().size();
+    // Redis deletes an existing destination and adds the key anew, so `new` is sent even
+    // when RENAME overwrites.
+    to.Erase(dst, now);
     Entry* renamed = to.Put(dst, moved->value(), moved->type(), moved->deadline(), now);
     renamed->set_encoding_bits(moved->encoding_bits());
     Entry::DestroyMoved(moved);
     to.TrackFields(renamed);
+    NotifyKeyspace(c, kEventGeneric, "rename_from", src);
+    NotifyKeyspace(c, kEventGeneric, "rename_to", dst);
     outcome = Outcome::kRenamed;
   });
   if (outcome == Outcome::kNoSource) {
@@ -281,8 +293,13 @@ void CmdCopy(ConnCommand& c) {
     if (!e) return;
     value_bytes = e->value().size();
     engine::Db& to = shards.shard(dst_shard).db(dst_db);
-    if (!replace && to.Find(dst, now)) return;
+    if (to.Find(dst, now)) {
+      if (!replace) return;
+      // As in Redis, REPLACE deletes the destination and adds the copy anew (`new`).
+      to.Erase(dst, now);
+    }
     Carried::Of(*e).PutInto(to, dst, now);
+    c.server.keyspace_events().Notify(kEventGeneric, "copy_to", dst, static_cast<uint32_t>(dst_db));
     written = true;
   });
   if (!value_bytes) {
@@ -307,6 +324,8 @@ void CmdMove(ShardCommand& c) {
   if (!e || to.Find(key, c.now_ms)) return c.reply.Integer(0);
   ChargeWrite(c.charge, false, key.size() + e->value().size());
   to.Adopt(c.db.Extract(key, c.now_ms), c.now_ms);
+  NotifyKeyspace(c, kEventGeneric, "move_from", key);
+  c.server.keyspace_events().Notify(kEventGeneric, "move_to", key, static_cast<uint32_t>(target));
   c.reply.Integer(1);
 }
 
@@ -380,7 +399,7 @@ void CmdObject(ShardCommand& c) {
     if (EqualsIgnoreCase(sub, s.name)) found = &s;
   }
   if (found == nullptr) return ObjectHelp(c);
-  Entry* e = FindKey(c, c.args[2], Lookup::kRead);
+  Entry* e = FindKey(c, c.args[2], Lookup::kReadQuiet);
   ChargeRead(c.charge, c.args[2], e);
   if (!e) return c.reply.Null();
   found->run(c, *e);

@@ -31,13 +31,18 @@ struct ShardPair {
 };
 
 // Whether a lookup serves a read, counted in INFO keyspace_hits / keyspace_misses as Redis's
-// lookupKeyRead counts, or a write, not counted (lookupKeyWrite).
-enum class Lookup { kRead, kWrite };
+// lookupKeyRead counts (and a miss reported as `keymiss`), or a write, not counted
+// (lookupKeyWrite). kReadQuiet counts but reports no miss (Redis's LOOKUP_NONOTIFY: OBJECT).
+enum class Lookup { kRead, kWrite, kReadQuiet };
 
 // The live entry for `key` in `db` of `shard`, nullptr if absent.
 inline engine::Entry* FindKey(engine::Shard& shard, engine::Db& db, std::string_view key, int64_t now_ms, Lookup kind) {
   engine::Entry* e = db.Find(key, now_ms);
-  if (kind == Lookup::kRead) shard.CountReadLookup(e != nullptr);
+  if (kind != Lookup::kWrite) {
+    shard.CountReadLookup(e != nullptr);
+    // Redis's lookupKeyRead sends `keymiss` where it counts a miss.
+    if (e == nullptr && kind == Lookup::kRead) db.ReportMiss(key);
+  }
   return e;
 }
 inline engine::Entry* FindKey(ShardCommand& c, std::string_view key, Lookup kind) {

@@ -64,9 +64,25 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
   // Redis 7.4's event for fields deleted by their own deadlines.
   void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
+  void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
+  void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
+
+  // Items (IPUT, IDEL, expiry) are not keys, so lapse gives them a channel of their own,
+  // `__itemevent@0__:<event>` with `container/id` as the message, sent when the keyevent
+  // channels (E) and the event's class are on: iput and idel are generic (g), expired is x.
+  // Containers are global, not per database: the database is always 0.
+  void NotifyItem(uint32_t event_class, std::string_view event, std::string_view container,
+                  std::string_view id) const {
+    uint32_t mask = mask_.load(std::memory_order_relaxed);
+    if ((mask & event_class) != 0 && (mask & kEventKeyevent) != 0) [[unlikely]] PublishItem(event, container, id);
+  }
+  void ItemExpired(std::string_view container, std::string_view id) override {
+    NotifyItem(kEventExpired, "expired", container, id);
+  }
 
  private:
   void Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const;
+  void PublishItem(std::string_view event, std::string_view container, std::string_view id) const;
 
   PubSub& pubsub_;
   std::atomic<uint32_t> mask_{0};

@@ -67,18 +67,30 @@ std::optional<size_t> ResolveIndex(int64_t index, size_t size) {
   return static_cast<size_t>(index);
 }
 
-// Touches a list that changed, or deletes it when it was left empty.
-void Settle(engine::Db& db, Entry* e, std::string_view key, int64_t now) {
+// A keyspace event on `key` of `db`. The list helpers below run for commands and for
+// served blocked clients alike, so they name the database rather than a command.
+void Report(const Server& server, const engine::Db& db, uint32_t event_class, std::string_view event,
+            std::string_view key) {
+  server.keyspace_events().Notify(event_class, event, key, db.index());
+}
+
+const char* PopEvent(End end) { return end == End::kHead ? "lpop" : "rpop"; }
+const char* PushEvent(End end) { return end == End::kHead ? "lpush" : "rpush"; }
+
+// Touches a list that changed, or deletes it when it was left empty (`del`, after the
+// caller's own event on the change).
+void Settle(const Server& server, engine::Db& db, Entry* e, std::string_view key, int64_t now) {
   if (list::Size(e) == 0) {
     db.Erase(key, now);
+    Report(server, db, kEventGeneric, "del", key);
   } else {
     db.Touch(key);
   }
 }
 
 // Pops up to `count` elements at `end`, in pop order, deleting the key when emptied.
-std::vector<std::string> PopElements(engine::Db& db, Entry* e, std::string_view key, End end, size_t count,
-                                     int64_t now, RequestCharge& charge) {
+std::vector<std::string> PopElements(const Server& server, engine::Db& db, Entry* e, std::string_view key, End end,
+                                     size_t count, int64_t now, RequestCharge& charge) {
   count = std::min(count, list::Size(e));
   std::vector<std::string> out;
   out.reserve(count);
@@ -88,15 +100,17 @@ std::vector<std::string> PopElements(engine::Db& db, Entry* e, std::string_view 
     bytes += out.back().size();
   }
   charge.Add(engine::RuOp::kDelete, bytes);
-  Settle(db, e, key, now);
+  Report(server, db, kEventList, PopEvent(end), key);
+  Settle(server, db, e, key, now);
   return out;
 }
 
 // Moves one element from the list `src` (under `src_key`, not empty) to the list under
-// `dst_key` (created if absent; the caller checked its type), as LMOVE does.
-std::string MoveElement(engine::Db& from, Entry* src, std::string_view src_key, engine::Db& to, std::string_view dst_key,
-                        End from_end, End to_end, const engine::CollectionLimits& limits, int64_t now,
-                        RequestCharge& charge) {
+// `dst_key` (created if absent; the caller checked its type), as LMOVE does. Redis reports
+// the push on the destination before the pop on the source (and its deletion).
+std::string MoveElement(const Server& server, engine::Db& from, Entry* src, std::string_view src_key, engine::Db& to,
+                        std::string_view dst_key, End from_end, End to_end, int64_t now, RequestCharge& charge) {
+  engine::CollectionLimits limits = server.collection_limits();
   std::string value = list::Pop(from, src, from_end);
   charge.Add(engine::RuOp::kDelete, src_key.size() + value.size());
   ChargeWrite(charge, false, dst_key.size() + value.size());
@@ -104,13 +118,17 @@ std::string MoveElement(engine::Db& from, Entry* src, std::string_view src_key, 
     // A rotation: the list is never empty in between, so it keeps its key.
     list::Push(from, src, to_end, value, limits);
     from.Touch(src_key);
+    Report(server, from, kEventList, PushEvent(to_end), src_key);
+    Report(server, from, kEventList, PopEvent(from_end), src_key);
     return value;
   }
-  Settle(from, src, src_key, now);
   Entry* dst = to.Find(dst_key, now);
   if (dst == nullptr) dst = list::Create(to, dst_key, now);
   list::Push(to, dst, to_end, value, limits);
   to.Touch(dst_key);
+  Report(server, to, kEventList, PushEvent(to_end), dst_key);
+  Report(server, from, kEventList, PopEvent(from_end), src_key);
+  Settle(server, from, src, src_key, now);
   return value;
 }
 
@@ -132,6 +150,7 @@ void Push(ShardCommand& c, End end, bool only_existing) {
   }
   ChargeWrite(c.charge, false, bytes);
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventList, PushEvent(end), c.args[1]);
   c.reply.Integer(static_cast<int64_t>(list::Size(e)));
 }
 
@@ -151,7 +170,7 @@ void Pop(ShardCommand& c, End end) {
   c.charge.Add(engine::RuOp::kRead, c.args[1].size());
   if (e == nullptr) return with_count ? c.reply.NullArray() : c.reply.Null();
   if (with_count && count == 0) return c.reply.ArrayHeader(0);
-  std::vector<std::string> popped = PopElements(c.db, e, c.args[1], end, static_cast<size_t>(count), c.now_ms, c.charge);
+  std::vector<std::string> popped = PopElements(c.server, c.db, e, c.args[1], end, static_cast<size_t>(count), c.now_ms, c.charge);
   if (!with_count) return c.reply.Bulk(popped[0]);
   c.reply.ArrayHeader(popped.size());
   for (const std::string& v : popped) c.reply.Bulk(v);
@@ -196,6 +215,7 @@ void CmdLSet(ShardCommand& c) {
   list::Set(c.db, e, *at, c.args[3]);
   ChargeWrite(c.charge, true, c.args[1].size() + c.args[3].size());
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventList, "lset", c.args[1]);
   c.reply.Ok();
 }
 
@@ -266,7 +286,9 @@ void CmdLTrim(ShardCommand& c) {
   c.charge.Add(engine::RuOp::kDelete, bytes);
   list::Drop(c.db, e, End::kHead, drop_head);
   list::Drop(c.db, e, End::kTail, drop_tail);
-  Settle(c.db, e, c.args[1], c.now_ms);
+  // Redis reports `ltrim` even when nothing was trimmed.
+  NotifyKeyspace(c, kEventList, "ltrim", c.args[1]);
+  Settle(c.server, c.db, e, c.args[1], c.now_ms);
   c.reply.Ok();
 }
 
@@ -301,7 +323,8 @@ void CmdLRem(ShardCommand& c) {
   if (!gone.empty()) {
     c.charge.Add(engine::RuOp::kDelete, gone.size() * c.args[3].size());
     list::RemoveAt(c.db, e, gone);
-    Settle(c.db, e, c.args[1], c.now_ms);
+    NotifyKeyspace(c, kEventList, "lrem", c.args[1]);
+    Settle(c.server, c.db, e, c.args[1], c.now_ms);
   }
   c.reply.Integer(static_cast<int64_t>(gone.size()));
 }
@@ -321,6 +344,7 @@ void CmdLInsert(ShardCommand& c) {
   list::Insert(c.db, e, pivot[0] + (after ? 1 : 0), c.args[4], c.server.collection_limits());
   ChargeWrite(c.charge, false, c.args[4].size());
   c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventList, "linsert", c.args[1]);
   c.reply.Integer(static_cast<int64_t>(list::Size(e)));
 }
 
@@ -393,7 +417,6 @@ void Move(ConnCommand& c, std::string_view src, std::string_view dst, End from, 
   ShardSet& shards = c.server.shards();
   int64_t now = c.server.clock().NowMs();
   int db = c.session.db;
-  engine::CollectionLimits limits = c.server.collection_limits();
   ShardPair held(shards.ShardFor(src), shards.ShardFor(dst));
   shards.RunHolding(held.span(), [&] {
     engine::Shard& from_shard = shards.shard(held.ids[0]);
@@ -404,7 +427,7 @@ void Move(ConnCommand& c, std::string_view src, std::string_view dst, End from, 
     if (s->type() != ValueType::kList) return c.reply.Error(errors::kWrongType);
     Entry* d = FindKey(to_shard, to_shard.db(db), dst, now, Lookup::kWrite);
     if (d != nullptr && d->type() != ValueType::kList) return c.reply.Error(errors::kWrongType);
-    c.reply.Bulk(MoveElement(from_db, s, src, to_shard.db(db), dst, from, to, limits, now, c.charge));
+    c.reply.Bulk(MoveElement(c.server, from_db, s, src, to_shard.db(db), dst, from, to, now, c.charge));
   });
 }
 
@@ -439,7 +462,7 @@ ServeFn ServePop(End end) {
     if (e == nullptr) return ServeResult::kNotReady;
     if (e->type() != ValueType::kList) return ServeResult::kWrongType;
     if (!a.Claim()) return ServeResult::kClaimLost;
-    std::vector<std::string> popped = PopElements(a.db, e, a.key, end, 1, a.now_ms, a.charge);
+    std::vector<std::string> popped = PopElements(a.server, a.db, e, a.key, end, 1, a.now_ms, a.charge);
     protocol::ReplyWriter reply = a.Reply();
     reply.ArrayHeader(2);
     reply.Bulk(a.key);
@@ -455,7 +478,7 @@ ServeFn ServeMPop(End end, size_t count) {
     if (e->type() != ValueType::kList) return ServeResult::kWrongType;
     if (!a.Claim()) return ServeResult::kClaimLost;
     protocol::ReplyWriter reply = a.Reply();
-    ReplyKeyAndElements(reply, a.key, PopElements(a.db, e, a.key, end, count, a.now_ms, a.charge));
+    ReplyKeyAndElements(reply, a.key, PopElements(a.server, a.db, e, a.key, end, count, a.now_ms, a.charge));
     return ServeResult::kServed;
   };
 }
@@ -474,7 +497,7 @@ ServeFn ServeMove(std::string_view destination, End from, End to) {
       reply.Error(errors::kWrongType);
       return ServeResult::kServed;
     }
-    reply.Bulk(MoveElement(a.db, s, a.key, to_db, dst, from, to, a.server.collection_limits(), a.now_ms, a.charge));
+    reply.Bulk(MoveElement(a.server, a.db, s, a.key, to_db, dst, from, to, a.now_ms, a.charge));
     return ServeResult::kServed;
   };
 }
@@ -495,7 +518,7 @@ void CmdLMPop(ConnCommand& c) {
       if (e == nullptr) continue;
       if (e->type() != ValueType::kList) return c.reply.Error(errors::kWrongType);
       return ReplyKeyAndElements(c.reply, key,
-                                 PopElements(db, e, key, EndOf(parsed), static_cast<size_t>(parsed.count), now, c.charge));
+                                 PopElements(c.server, db, e, key, EndOf(parsed), static_cast<size_t>(parsed.count), now, c.charge));
     }
     c.reply.NullArray();
   });

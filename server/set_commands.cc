@@ -56,6 +56,13 @@ std::vector<std::string> Members(const Entry* e) {
 
 // ---- Single key ----
 
+// Deletes a set its command left empty (`del`, after the command's own event).
+void EraseIfEmpty(ShardCommand& c, Entry* e) {
+  if (set::Size(e) != 0) return;
+  c.db.Erase(c.args[1], c.now_ms);
+  NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
+}
+
 void CmdSAdd(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindSet(c, &wrong, Lookup::kWrite);
@@ -68,7 +75,10 @@ void CmdSAdd(ShardCommand& c) {
     added += fresh;
     ChargeWrite(c.charge, !fresh, c.args[i].size());
   }
-  if (added > 0) c.db.Touch(c.args[1]);
+  if (added > 0) {
+    c.db.Touch(c.args[1]);
+    NotifyKeyspace(c, kEventSet, "sadd", c.args[1]);
+  }
   c.reply.Integer(added);
 }
 
@@ -86,7 +96,8 @@ void CmdSRem(ShardCommand& c) {
     }
     if (removed > 0) {
       c.db.Touch(c.args[1]);
-      if (set::Size(e) == 0) c.db.Erase(c.args[1], c.now_ms);
+      NotifyKeyspace(c, kEventSet, "srem", c.args[1]);
+      EraseIfEmpty(c, e);
     }
   }
   if (removed == 0) c.charge.Add(engine::RuOp::kRead, c.args[1].size());
@@ -173,7 +184,8 @@ void CmdSPop(ShardCommand& c) {
     set::Remove(c.db, e, member);
     c.charge.Add(engine::RuOp::kDelete, member.size());
     c.db.Touch(c.args[1]);
-    if (set::Size(e) == 0) c.db.Erase(c.args[1], c.now_ms);
+    NotifyKeyspace(c, kEventSet, "spop", c.args[1]);
+    EraseIfEmpty(c, e);
     return c.reply.Bulk(member);
   }
   if (!e || count == 0) {
@@ -196,8 +208,10 @@ void CmdSPop(ShardCommand& c) {
     bytes += m.size();
   }
   c.charge.Add(engine::RuOp::kDelete, c.args[1].size() + bytes);
+  NotifyKeyspace(c, kEventSet, "spop", c.args[1]);
   if (popped.size() == size) {
     c.db.Erase(c.args[1], c.now_ms);
+    NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
     return;
   }
   for (const std::string& m : popped) set::Remove(c.db, e, m);
@@ -353,11 +367,12 @@ std::vector<std::string> Compute(SetOp op, const std::vector<Entry*>& sets, size
 }
 
 // Replaces `key` with a set of `members` (deleting it when there are none), as
-// SINTERSTORE/SUNIONSTORE/SDIFFSTORE do whatever it held before.
-void StoreSet(engine::Db& db, std::string_view key, const std::vector<std::string>& members, const engine::CollectionLimits& limits,
+// SINTERSTORE/SUNIONSTORE/SDIFFSTORE do whatever it held before. Returns false when
+// nothing was stored. A key that existed is replaced in place (Put), not deleted and added
+// again, so that `new` is reported only for a key that did not exist, as in Redis.
+bool StoreSet(engine::Db& db, std::string_view key, const std::vector<std::string>& members, const engine::CollectionLimits& limits,
               int64_t now) {
-  db.Erase(key, now);
-  if (members.empty()) return;
+  if (members.empty()) return false;
   // Redis starts from an intset and converts as members require; an intset keeps its
   // members sorted, which the ascending insertion below makes cheap.
   bool all_ints = true;
@@ -377,6 +392,19 @@ void StoreSet(engine::Db& db, std::string_view key, const std::vector<std::strin
   } else {
     for (const std::string& m : members) set::Add(db, e, m, limits);
   }
+  return true;
+}
+
+const char* StoreEvent(SetOp op) {
+  switch (op) {
+    case SetOp::kInter:
+      return "sinterstore";
+    case SetOp::kUnion:
+      return "sunionstore";
+    case SetOp::kDiff:
+      return "sdiffstore";
+  }
+  return "";
 }
 
 // SINTER/SUNION/SDIFF key... and their STORE forms (destination at args[1]).
@@ -399,8 +427,12 @@ void SetAlgebra(ConnCommand& c, SetOp op, bool store) {
     bool any_missing = std::find(sources.sets.begin(), sources.sets.end(), nullptr) != sources.sets.end();
     if (!(op == SetOp::kInter && any_missing)) result = Compute(op, sources.sets, limits.set_max_intset_entries);
     if (store) {
-      engine::Shard& dst = shards.shard(shards.ShardFor(c.args[1]));
-      StoreSet(dst.db(c.session.db), c.args[1], result, limits, now);
+      engine::Db& dst = shards.shard(shards.ShardFor(c.args[1])).db(c.session.db);
+      if (StoreSet(dst, c.args[1], result, limits, now)) {
+        NotifyKeyspace(c, kEventSet, StoreEvent(op), c.args[1]);
+      } else if (dst.Erase(c.args[1], now)) {
+        NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);  // an empty result deletes the destination
+      }
     }
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
@@ -483,11 +515,16 @@ void CmdSMove(ConnCommand& c) {
     }
     if (!set::Remove(from, s, member)) return;
     from.Touch(src);
-    if (set::Size(s) == 0) from.Erase(src, now);
+    NotifyKeyspace(c, kEventSet, "srem", src);
+    if (set::Size(s) == 0) {
+      from.Erase(src, now);
+      NotifyKeyspace(c, kEventGeneric, "del", src);
+    }
     // The source's removal may have moved entries of the destination's db when both share a shard.
     d = to.Find(dst, now);
     if (!d) d = set::Create(to, dst, member, now);
-    set::Add(to, d, member, limits);
+    // Redis reports `sadd` only when the destination did not hold the member already.
+    if (set::Add(to, d, member, limits)) NotifyKeyspace(c, kEventSet, "sadd", dst);
     to.Touch(dst);
     outcome = Outcome::kMoved;
   });

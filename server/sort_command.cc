@@ -402,16 +402,23 @@ std::vector<std::optional<std::string>> Answer(std::vector<std::string>& element
 }
 
 // Replaces `key` with a list of `values` ("" for a missing one), or deletes it when there are
-// none, as Redis's SORT ... STORE does whatever the key held. True when the key held something.
-bool StoreList(engine::Db& db, std::string_view key, const std::vector<std::optional<std::string>>& values,
+// none, as Redis's SORT ... STORE does whatever the key held, and reports `sortstore` (or
+// `del`). True when the key held something. A key that existed is replaced in place (Put),
+// so that `new` is reported only for a key that did not, as in Redis.
+bool StoreList(ConnCommand& c, engine::Db& db, std::string_view key, const std::vector<std::optional<std::string>>& values,
                const engine::CollectionLimits& limits, int64_t now) {
-  bool existed = db.Erase(key, now);
-  if (values.empty()) return existed;
+  if (values.empty()) {
+    bool existed = db.Erase(key, now);
+    if (existed) NotifyKeyspace(c, kEventGeneric, "del", key);
+    return existed;
+  }
+  bool existed = db.Find(key, now) != nullptr;
   Entry* e = list::Create(db, key, now);
   for (const std::optional<std::string>& v : values) {
     list::Push(db, e, list::End::kTail, v ? std::string_view(*v) : std::string_view(), limits);
   }
   db.Touch(key);
+  NotifyKeyspace(c, kEventList, "sortstore", key);
   return existed;
 }
 
@@ -476,7 +483,7 @@ void SortGeneric(ConnCommand& c, bool read_only) {
     answer = Answer(loaded->elements, loaded->range, opts, reader);
     if (!opts.store) return;
     engine::Shard& dst = shards.shard(shards.ShardFor(*opts.store));
-    replaced = StoreList(dst.db(db), *opts.store, answer, limits, now);
+    replaced = StoreList(c, dst.db(db), *opts.store, answer, limits, now);
   });
   if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);
   if (outcome == Outcome::kNotNumbers) return c.reply.Error(kScoreError);

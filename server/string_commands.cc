@@ -86,13 +86,10 @@ bool ReadExpiryAmount(ShardCommand& c, const char* command, ExpiryOption* opt) {
   return true;
 }
 
-// Stores a string value, or deletes the key when the deadline already passed (as Redis
-// does for SET ... PXAT <past>). Returns the entry, nullptr if deleted.
+// Stores a string value. A deadline already passed is left to the caller (SET ... PXAT
+// <past>, see CmdSet): the value is stored without one.
 Entry* StoreString(ShardCommand& c, std::string_view key, std::string_view value, int64_t deadline) {
-  if (deadline != kNoDeadline && deadline <= c.now_ms) {
-    c.db.Erase(key, c.now_ms);
-    return nullptr;
-  }
+  if (deadline != kNoDeadline && deadline <= c.now_ms) deadline = kNoDeadline;
   Entry* e = c.db.Put(key, value, ValueType::kString, deadline, c.now_ms);
   e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
   return e;
@@ -154,6 +151,16 @@ void CmdSet(ShardCommand& c) {
   int64_t deadline = expiry.kind == ExpiryOption::kKeep ? old_deadline : expiry.deadline_ms;
   ChargeWrite(c.charge, exists, key.size() + c.args[2].size());
   StoreString(c, key, c.args[2], deadline);
+  NotifyKeyspace(c, kEventString, "set", key);
+  if (expiry.kind == ExpiryOption::kTime) {
+    NotifyKeyspace(c, kEventGeneric, "expire", key);
+    // Redis 7.0 stores the key with its past deadline and expires it at the next look
+    // (`expired`); lapse deletes it at once and reports that expiry now.
+    if (deadline <= c.now_ms) {
+      c.db.Erase(key, c.now_ms);
+      NotifyKeyspace(c, kEventExpired, "expired", key);
+    }
+  }
   if (get) return exists ? c.reply.Bulk(old_value) : c.reply.Null();
   c.reply.Ok();
 }
@@ -165,6 +172,7 @@ void CmdSetNx(ShardCommand& c) {
   c.charge = {};
   ChargeWrite(c.charge, false, c.args[1].size() + c.args[2].size());
   StoreString(c, c.args[1], c.args[2], kNoDeadline);
+  NotifyKeyspace(c, kEventString, "set", c.args[1]);
   c.reply.Integer(1);
 }
 
@@ -175,6 +183,8 @@ void SetWithTimeout(ShardCommand& c, const char* command, TimeUnit unit) {
   if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
   ChargeWrite(c.charge, c.db.Find(c.args[1], c.now_ms) != nullptr, c.args[1].size() + c.args[3].size());
   StoreString(c, c.args[1], c.args[3], *deadline);
+  NotifyKeyspace(c, kEventString, "set", c.args[1]);
+  NotifyKeyspace(c, kEventGeneric, "expire", c.args[1]);
   c.reply.Ok();
 }
 
@@ -190,6 +200,7 @@ void CmdGetSet(ShardCommand& c) {
   if (existed) old = e->value();
   ChargeWrite(c.charge, existed, c.args[1].size() + c.args[2].size());
   StoreString(c, c.args[1], c.args[2], kNoDeadline);
+  NotifyKeyspace(c, kEventString, "set", c.args[1]);
   existed ? c.reply.Bulk(old) : c.reply.Null();
 }
 
@@ -201,6 +212,7 @@ void CmdGetDel(ShardCommand& c) {
   c.charge.Add(engine::RuOp::kDelete, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
   c.db.Erase(c.args[1], c.now_ms);
+  NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
 }
 
 // Redis looks the key up before it reads the amount: a missing key answers nil whatever the
@@ -219,9 +231,15 @@ void CmdGetEx(ShardCommand& c) {
   else ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
   if (expiry.kind == ExpiryOption::kPersist) {
-    c.db.SetDeadline(e, kNoDeadline, c.now_ms);
+    // Redis reports `persist` only when there was a deadline to remove.
+    if (e->deadline() != kNoDeadline) {
+      c.db.SetDeadline(e, kNoDeadline, c.now_ms);
+      NotifyKeyspace(c, kEventGeneric, "persist", c.args[1]);
+    }
   } else if (expiry.kind == ExpiryOption::kTime) {
-    c.db.SetDeadline(e, expiry.deadline_ms, c.now_ms);
+    // A deadline already past deletes the key (`del`), as EXPIRE does.
+    bool deleted = c.db.SetDeadline(e, expiry.deadline_ms, c.now_ms) == nullptr;
+    NotifyKeyspace(c, kEventGeneric, deleted ? "del" : "expire", c.args[1]);
   }
 }
 
@@ -243,6 +261,7 @@ void CmdAppend(ShardCommand& c) {
   if (!e) {
     ChargeWrite(c.charge, false, key.size() + tail.size());
     StoreString(c, key, tail, kNoDeadline);
+    NotifyKeyspace(c, kEventString, "append", key);
     return c.reply.Integer(static_cast<int64_t>(tail.size()));
   }
   size_t len = e->value().size();
@@ -253,6 +272,7 @@ void CmdAppend(ShardCommand& c) {
   e->set_value_len(static_cast<uint32_t>(len + tail.size()));
   e->set_string_encoding(engine::StringEncoding::kRaw);
   c.db.Touch(key);
+  NotifyKeyspace(c, kEventString, "append", key);
   c.reply.Integer(static_cast<int64_t>(len + tail.size()));
 }
 
@@ -294,6 +314,7 @@ void CmdSetRange(ShardCommand& c) {
     std::memcpy(value.data() + offset, patch.data(), patch.size());
     // Redis builds this value as a raw string, not through SET's encoding.
     StoreString(c, key, value, kNoDeadline)->set_string_encoding(engine::StringEncoding::kRaw);
+    NotifyKeyspace(c, kEventString, "setrange", key);
     return c.reply.Integer(static_cast<int64_t>(needed));
   }
   size_t len = e->value().size();
@@ -305,6 +326,7 @@ void CmdSetRange(ShardCommand& c) {
   std::memcpy(e->mutable_value() + offset, patch.data(), patch.size());
   e->set_string_encoding(engine::StringEncoding::kRaw);
   c.db.Touch(key);
+  NotifyKeyspace(c, kEventString, "setrange", key);
   c.reply.Integer(static_cast<int64_t>(e->value().size()));
 }
 
@@ -324,6 +346,7 @@ void IncrBy(ShardCommand& c, int64_t delta) {
   char buf[24];
   int n = snprintf(buf, sizeof buf, "%lld", static_cast<long long>(result));
   StoreString(c, key, std::string_view(buf, n), e ? e->deadline() : kNoDeadline);
+  NotifyKeyspace(c, kEventString, "incrby", key);
   c.reply.Integer(result);
 }
 
@@ -356,6 +379,7 @@ void CmdIncrByFloat(ShardCommand& c) {
   ChargeWrite(c.charge, e != nullptr, key.size() + text.size());
   // Redis stores the text as a plain string object, never int-encoded, even for "1000".
   StoreString(c, key, text, e ? e->deadline() : kNoDeadline)->set_string_encoding(engine::StringEncoding::kNoInt);
+  NotifyKeyspace(c, kEventString, "incrbyfloat", key);
   c.reply.Bulk(text);
 }
 
@@ -368,8 +392,10 @@ void CmdMGet(ConnCommand& c) {
   std::vector<double> charges(shards.size(), 0);
   int db = c.session.db;
   int64_t now = c.server.clock().NowMs();
-  shards.RunAtomic(groups.shards, [&](engine::Shard& shard) {
-    for (size_t pos : groups.positions[shard.id()]) {
+  // In argument order, so that misses are reported (`keymiss`) in Redis's order.
+  shards.RunHolding(groups.shards, [&] {
+    for (size_t pos = 1; pos < c.args.size(); ++pos) {
+      engine::Shard& shard = shards.shard(groups.shard_of[pos]);
       Entry* e = FindKey(shard, shard.db(db), c.args[pos], now, Lookup::kRead);
       if (e && e->type() == ValueType::kString) values[pos] = std::string(e->value());
       charges[shard.id()] += engine::RuCharge(engine::RuOp::kRead, c.args[pos].size() + (e ? e->value().size() : 0));
@@ -400,13 +426,16 @@ void MSetGeneric(ConnCommand& c, bool only_if_none_exist) {
       }
     }
     if (refused) return;
-    for (uint32_t id : groups.shards) {
-      engine::Db& d = shards.shard(id).db(db);
-      for (size_t pos : groups.positions[id]) {
+    // In argument order: a key given twice ends with its last value, and the `set` events
+    // come in Redis's order.
+    for (size_t pos = 1; pos < c.args.size(); pos += 2) {
+      engine::Db& d = shards.shard(groups.shard_of[pos]).db(db);
+      {
         bool replaced = d.Find(c.args[pos], now) != nullptr;
         ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert,
                                c.args[pos].size() + c.args[pos + 1].size());
         d.Put(c.args[pos], c.args[pos + 1], ValueType::kString, kNoDeadline, now);
+        NotifyKeyspace(c, kEventString, "set", c.args[pos]);
       }
     }
   });

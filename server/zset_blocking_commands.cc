@@ -29,7 +29,7 @@ ServeFn ServeZPop(bool from_max, size_t count, PopReplyShape shape) {
     if (e == nullptr) return ServeResult::kNotReady;
     if (e->type() != ValueType::kZSet) return ServeResult::kWrongType;
     if (!a.Claim()) return ServeResult::kClaimLost;
-    std::vector<ZPopped> popped = PopZSet(a.db, a.key, from_max, count, a.now_ms);
+    std::vector<ZPopped> popped = PopZSet(a.server, a.db, a.key, from_max, count, a.now_ms);
     size_t bytes = a.key.size();
     for (const ZPopped& p : popped) bytes += p.member.size();
     a.charge.Add(engine::RuOp::kDelete, bytes);

@@ -65,9 +65,12 @@ bool Resp3(const protocol::ReplyWriter& reply) { return reply.version() == proto
 
 Entry* FindZSet(ShardCommand& c, bool* wrong, Lookup kind) { return FindTyped(c, c.args[1], ValueType::kZSet, wrong, kind); }
 
-// After a removal that may have emptied the set.
-void DeleteIfEmpty(engine::Db& db, std::string_view key, Entry* e, int64_t now) {
-  if (zset::Size(e) == 0) db.Erase(key, now);
+// After a removal that may have emptied the set: Redis deletes it (`del`, after the
+// command's own event).
+void DeleteIfEmpty(ShardCommand& c, Entry* e) {
+  if (zset::Size(e) != 0) return;
+  c.db.Erase(c.args[1], c.now_ms);
+  NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);
 }
 
 // A score as ZSCAN answers it (a bulk string in both protocols), as Redis's ld2string.
@@ -437,15 +440,20 @@ Entry* FindIn(ConnCommand& c, std::string_view key, int64_t now, Lookup kind) {
   return FindKey(shard, shard.db(c.session.db), key, now, kind);
 }
 
-// Stores `elements` under `key` (a fresh sorted set, as Redis builds a stored result), or
-// deletes the key when there are none.
-void StoreElements(engine::Db& db, std::string_view key, Elements elements, const engine::CollectionLimits& limits, int64_t now) {
+// Stores `elements` under `key` (a fresh sorted set, as Redis builds a stored result) and
+// reports `event`, or deletes the key when there are none (`del`, if it existed).
+void StoreElements(ConnCommand& c, engine::Db& db, std::string_view key, Elements elements,
+                   const engine::CollectionLimits& limits, int64_t now, const char* event) {
   if (elements.empty()) {
-    if (db.Erase(key, now)) db.Touch(key);
+    if (db.Erase(key, now)) {
+      db.Touch(key);
+      NotifyKeyspace(c, kEventGeneric, "del", key);
+    }
     return;
   }
   zset::Build(db, key, std::move(elements), limits, now);
   db.Touch(key);
+  NotifyKeyspace(c, kEventZset, event, key);
 }
 
 // Redis 7.0 builds ZRANGESTORE's result element by element, starting as a listpack unless a
@@ -478,7 +486,7 @@ void CmdZRangeStore(ConnCommand& c) {
     if (src) out = RunRange(src, r);
     Elements stored = out;
     ZeroSignsAsListpack(&stored, r.type == RangeType::kRank, limits);
-    StoreElements(DbFor(c, c.args[1]), c.args[1], std::move(stored), limits, now);
+    StoreElements(c, DbFor(c, c.args[1]), c.args[1], std::move(stored), limits, now, "zrangestore");
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
   c.charge.Add(engine::RuOp::kRead, c.args[2].size() + ElementBytes(out));
@@ -553,7 +561,10 @@ void AddGeneric(ShardCommand& c, AddFlags f) {
       ChargeWrite(c.charge, false, member.size() + sizeof(double));
     }
   }
-  if (added + updated > 0) c.db.Touch(c.args[1]);
+  if (added + updated > 0) {
+    c.db.Touch(c.args[1]);
+    NotifyKeyspace(c, kEventZset, f.incr ? "zincr" : "zadd", c.args[1]);
+  }
   if (added + updated == 0) c.charge.Add(engine::RuOp::kRead, c.args[1].size());
   if (f.incr) return processed > 0 ? c.reply.Double(last_score) : c.reply.Null();
   c.reply.Integer(f.ch ? added + updated : added);
@@ -580,7 +591,8 @@ void CmdZRem(ShardCommand& c) {
     }
     if (removed > 0) {
       c.db.Touch(c.args[1]);
-      DeleteIfEmpty(c.db, c.args[1], e, c.now_ms);
+      NotifyKeyspace(c, kEventZset, "zrem", c.args[1]);
+      DeleteIfEmpty(c, e);
     }
   }
   if (removed == 0) c.charge.Add(engine::RuOp::kRead, c.args[1].size());
@@ -619,7 +631,9 @@ void RemRangeGeneric(ShardCommand& c, RangeType type) {
   if (removed > 0) {
     c.charge.Add(engine::RuOp::kDelete, bytes);
     c.db.Touch(c.args[1]);
-    DeleteIfEmpty(c.db, c.args[1], e, c.now_ms);
+    constexpr const char* kEvents[] = {"zremrangebyrank", "zremrangebyscore", "zremrangebylex"};
+    NotifyKeyspace(c, kEventZset, kEvents[type == RangeType::kRank ? 0 : type == RangeType::kScore ? 1 : 2], c.args[1]);
+    DeleteIfEmpty(c, e);
   }
   c.reply.Integer(static_cast<int64_t>(removed));
 }
@@ -800,7 +814,7 @@ void CmdZPopGeneric(ShardCommand& c, bool from_max) {
   if (wrong) return;
   c.charge.Add(engine::RuOp::kRead, c.args[1].size());
   if (!e || count == 0) return c.reply.ArrayHeader(0);
-  std::vector<ZPopped> popped = PopZSet(c.db, c.args[1], from_max, count < 0 ? 1 : static_cast<size_t>(count), c.now_ms);
+  std::vector<ZPopped> popped = PopZSet(c.server, c.db, c.args[1], from_max, count < 0 ? 1 : static_cast<size_t>(count), c.now_ms);
   size_t bytes = 0;
   for (const ZPopped& p : popped) bytes += p.member.size();
   c.charge.Add(engine::RuOp::kDelete, bytes);
@@ -834,7 +848,7 @@ void CmdZMPop(ConnCommand& c) {
         return;
       }
       popped_key = c.args[i];
-      popped = PopZSet(DbFor(c, popped_key), popped_key, from_max, static_cast<size_t>(count), now);
+      popped = PopZSet(c.server, DbFor(c, popped_key), popped_key, from_max, static_cast<size_t>(count), now);
       return;
     }
   });
@@ -1023,7 +1037,8 @@ void AlgebraGeneric(ConnCommand& c, ZOp op, bool store, bool card_only = false) 
       sources[i].ForEach([&](std::string_view m, double) { read_bytes += m.size() + sizeof(double); });
     }
     result = Compute(op, std::move(sources), options.aggregate, card_only ? static_cast<size_t>(options.limit) : 0);
-    if (store) StoreElements(DbFor(c, c.args[1]), c.args[1], result, limits, now);
+    constexpr const char* kStoreEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
+    if (store) StoreElements(c, DbFor(c, c.args[1]), c.args[1], result, limits, now, kStoreEvents[static_cast<int>(op)]);
   });
   if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);
   if (outcome == Outcome::kBadOption) return c.reply.Error(option_error);
@@ -1049,7 +1064,8 @@ void CmdZInterCard(ConnCommand& c) { AlgebraGeneric(c, ZOp::kInter, false, true)
 
 // ---- Shared with the blocking pops (server/zset_pop.h) ----
 
-std::vector<ZPopped> PopZSet(engine::Db& db, std::string_view key, bool from_max, size_t count, int64_t now_ms) {
+std::vector<ZPopped> PopZSet(const Server& server, engine::Db& db, std::string_view key, bool from_max, size_t count,
+                             int64_t now_ms) {
   std::vector<ZPopped> out;
   Entry* e = db.Find(key, now_ms);
   if (!e || e->type() != ValueType::kZSet || count == 0) return out;
@@ -1059,10 +1075,11 @@ std::vector<ZPopped> PopZSet(engine::Db& db, std::string_view key, bool from_max
   zset::ForRange(e, first, first + n, from_max, [&](std::string_view m, double s) { out.push_back({std::string(m), s}); });
   // The key is copied first: it may live in the entry that Erase frees.
   std::string k(key);
+  if (n != size) zset::RemoveRange(db, e, first, first + n);
+  server.keyspace_events().Notify(kEventZset, from_max ? "zpopmax" : "zpopmin", k, db.index());
   if (n == size) {
     db.Erase(k, now_ms);
-  } else {
-    zset::RemoveRange(db, e, first, first + n);
+    server.keyspace_events().Notify(kEventGeneric, "del", k, db.index());
   }
   db.Touch(k);
   return out;

@@ -16,6 +16,8 @@
 
 namespace lapse::server {
 
+class Server;
+
 struct ZPopped {
   std::string member;
   double score;
@@ -25,8 +27,10 @@ struct ZPopped {
 // first, or the highest first when `from_max`. The key must hold a sorted set or be absent
 // (the caller checks the type: WRONGTYPE is its reply); absent gives nothing. Touches the
 // key for WATCH (and blocked clients) when anything was popped, and deletes it when it is
-// left empty, as Redis does.
-std::vector<ZPopped> PopZSet(engine::Db& db, std::string_view key, bool from_max, size_t count, int64_t now_ms);
+// left empty, as Redis does; reports `zpopmin`/`zpopmax` (and `del`) to `server`'s keyspace
+// events.
+std::vector<ZPopped> PopZSet(const Server& server, engine::Db& db, std::string_view key, bool from_max, size_t count,
+                             int64_t now_ms);
 
 // How Redis 7.0 shapes a pop's reply (genericZpopCommand):
 //   kFlat        member, score, member, score ...   (ZPOPMIN/ZPOPMAX in RESP2, or without a
