@@ -74,6 +74,7 @@ CommandTable BuildCommandTable() {
   RegisterZSetCommands(table);
   RegisterZSetBlockingCommands(table);
   RegisterSortCommands(table);
+  RegisterGeoCommands(table);
   return table;
 }
 

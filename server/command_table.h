@@ -211,6 +211,7 @@ void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetBlockingCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
+void RegisterGeoCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();
