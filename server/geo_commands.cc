@@ -3,10 +3,9 @@
 //
 // A geo index is an ordinary sorted set (TYPE zset) whose scores are 52-bit geohashes
 // (engine/geohash.h), so every sorted-set command reads it and these commands read any
-// sorted set. A search asks the engine for the nine cells that cover its shape, walks each
-// cell's score range in the set with PartitionPoint and Walk, keeps the members that lie
-// in the shape, then sorts them by distance with the very sorts Redis uses
-// (engine/redis_sort.h), since members at equal distances come out in their order.
+// sorted set. The search itself, the nine cells that cover a shape walked in the set and
+// the sort by distance, is the engine's (engine/geo_search.h); this file parses, looks the
+// keys up, replies and stores.
 //
 // Handlers: the reads (GEOPOS, GEODIST, GEOHASH, GEOSEARCH and the _RO forms) and GEOADD
 // touch one key and are ShardHandlers. GEOSEARCHSTORE, GEORADIUS and GEORADIUSBYMEMBER may
@@ -23,7 +22,6 @@
 // Request units as for sorted sets: reads are charged the bytes they return, stores the
 // member bytes they write.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -31,8 +29,8 @@
 #include <vector>
 
 #include "engine/collection.h"
+#include "engine/geo_search.h"
 #include "engine/geohash.h"
-#include "engine/redis_sort.h"
 #include "engine/shard.h"
 #include "engine/zset.h"
 #include "protocol/arg_reader.h"
@@ -117,7 +115,7 @@ bool PositionOf(const Entry* e, std::string_view member, double* lon, double* la
 // ---- Search requests ----
 
 enum class Variant { kRadius, kRadiusByMember, kSearch, kSearchStore };
-enum class SortOrder { kNone, kAsc, kDesc };
+using geo::SortOrder;
 
 struct SearchRequest {
   Variant variant = Variant::kSearch;
@@ -232,90 +230,24 @@ bool ParseSearch(Args args, const Entry* src, bool may_store, SearchRequest* r, 
 
 // ---- Searching ----
 
-struct GeoPoint {
-  std::string member;
-  double score = 0;
-  double lon = 0, lat = 0;
-  double dist = 0;  // metres from the centre
-};
-
-// Appends the members of `cell` that lie in the shape, in the set's order, until `limit`
-// points are found (0: no limit).
-void CollectCell(const Entry* e, geo::HashBits cell, const geo::Shape& shape, size_t limit, std::vector<GeoPoint>* out) {
-  // The cell's members are the scores in [min, max).
-  auto min = static_cast<double>(geo::Align52(cell));
-  geo::HashBits next = cell;
-  ++next.bits;
-  auto max = static_cast<double>(geo::Align52(next));
-  size_t first = zset::PartitionPoint(e, [&](double s, std::string_view) { return s < min; });
-  if (first >= zset::Size(e)) return;
-  zset::Walk(e, first, false, [&](std::string_view member, double score) {
-    if (!(score < max)) return false;
-    GeoPoint p{std::string(), score};
-    geo::DecodeScore(score, &p.lon, &p.lat);
-    if (geo::WithinShape(shape, p.lon, p.lat, &p.dist)) {
-      p.member = std::string(member);
-      out->push_back(std::move(p));
-    }
-    return limit == 0 || out->size() < limit;
-  });
-}
-
-// The members of `e` in the shape, cell by cell in CoverShape's order.
-std::vector<GeoPoint> FindInShape(const Entry* e, const geo::Shape& shape, size_t limit) {
-  std::array<geo::HashBits, 9> cells = geo::CoverShape(shape);
-  std::vector<GeoPoint> found;
-  // Huge shapes may repeat a cell: one equal to the last searched is skipped. As in Redis,
-  // "last searched" is unset while only the centre has been, so a neighbour equal to the
-  // centre is searched again.
-  size_t last = 0;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (cells[i].IsNone()) continue;
-    if (last != 0 && cells[i] == cells[last]) continue;
-    if (limit != 0 && found.size() >= limit) break;
-    CollectCell(e, cells[i], shape, limit, &found);
-    last = i;
-  }
-  return found;
-}
-
-// Orders the first `wanted` points as Redis does: all of them by its qsort (a merge sort),
-// fewer by its partial quicksort.
-void SortPoints(std::vector<GeoPoint>& points, SortOrder order, size_t wanted) {
-  if (order == SortOrder::kNone || points.empty()) return;
-  auto cmp = [order](const GeoPoint& a, const GeoPoint& b) {
-    int c = a.dist > b.dist ? 1 : a.dist == b.dist ? 0 : -1;
-    return order == SortOrder::kAsc ? c : -c;
-  };
-  if (wanted == points.size()) {
-    engine::MergeSort(points, cmp);
-  } else {
-    engine::PartialQuickSort(points, 0, wanted - 1, cmp);
-  }
-}
-
 // A parsed, run search: the points to answer or store are the first `returned`.
 struct SearchResult {
   SearchRequest request;
-  bool source_missing = false;
-  std::vector<GeoPoint> points;
+  std::vector<geo::Point> points;
   size_t returned = 0;
 };
 
 // Parses and runs the search from `src` (nullptr when missing, already checked to be a
-// sorted set otherwise); false with *error set on bad input.
+// sorted set otherwise: a missing source finds nothing); false with *error set on bad input.
 bool RunSearch(Args args, const Entry* src, Variant variant, bool may_store, SearchResult* out, std::string* error) {
   out->request.variant = variant;
   if (!ParseSearch(args, src, may_store, &out->request, error)) return false;
-  if (src == nullptr) {
-    out->source_missing = true;
-    return true;
-  }
+  if (src == nullptr) return true;
   const SearchRequest& r = out->request;
   auto count = static_cast<size_t>(r.count);
-  out->points = FindInShape(src, r.shape, r.any ? count : 0);
+  out->points = geo::FindInShape(src, r.shape, r.any ? count : 0);
   out->returned = count == 0 ? out->points.size() : std::min(count, out->points.size());
-  SortPoints(out->points, r.sort, out->returned);
+  geo::SortByDistance(out->points, r.sort, out->returned);
   return true;
 }
 
@@ -347,7 +279,7 @@ size_t ReplyPoints(protocol::ReplyWriter& reply, const SearchResult& result) {
   size_t bytes = 0;
   reply.ArrayHeader(result.returned);
   for (size_t i = 0; i < result.returned; ++i) {
-    const GeoPoint& p = result.points[i];
+    const geo::Point& p = result.points[i];
     if (extras > 0) reply.ArrayHeader(extras + 1);
     reply.Bulk(p.member);
     if (r.with_dist) reply.Bulk(FormatDistance(p.dist / r.shape.to_meters));
@@ -366,7 +298,7 @@ Elements StoredElements(const SearchResult& result) {
   Elements out;
   out.reserve(result.returned);
   for (size_t i = 0; i < result.returned; ++i) {
-    const GeoPoint& p = result.points[i];
+    const geo::Point& p = result.points[i];
     out.emplace_back(p.member, result.request.store_dist ? p.dist / result.request.shape.to_meters : p.score);
   }
   return out;

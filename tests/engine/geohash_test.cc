@@ -5,7 +5,8 @@
 // (GEOHASH) and distances (GEODIST); then properties that hold for any position: a stored
 // position decodes to within its cell, neighbours wrap around, and the nine cells of a
 // search cover every point of its shape. Redis's two sorts (engine/redis_sort.h) are
-// checked against a full sort and against an order Redis 7.0's pqsort produced.
+// checked against a full sort and against an order Redis 7.0's pqsort produced, and a search
+// over a sorted set of either layout (engine/geo_search.h) against a scan of every member.
 
 #include "engine/geohash.h"
 
@@ -15,10 +16,14 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "engine/db.h"
+#include "engine/geo_search.h"
 #include "engine/redis_sort.h"
+#include "engine/zset.h"
 
 namespace lapse::engine::geo {
 namespace {
@@ -243,3 +248,105 @@ TEST(RedisSortTest, MergeSortIsStable) {
 
 }  // namespace
 }  // namespace lapse::engine
+
+namespace lapse::engine::geo {
+namespace {
+
+constexpr int64_t kNow = 1000;
+
+// A geo index of `n` members on a grid around (13, 38), some sharing a position, in the
+// packed layout or the table one.
+Entry* BuildIndex(Db& db, size_t n, bool table) {
+  CollectionLimits limits;
+  limits.zset_max_listpack_entries = table ? 0 : 1000;
+  limits.zset_max_listpack_value = 64;
+  Entry* e = zset::Create(db, "g", kNow, table);
+  for (size_t i = 0; i < n; ++i) {
+    double lon = 13 + static_cast<double>(i % 17) * 0.05, lat = 38 + static_cast<double>(i % 13) * 0.04;
+    zset::Set(db, e, "m" + std::to_string(i), ScoreOf(lon, lat), limits);
+  }
+  return e;
+}
+
+// What a scan of every member finds, as a set.
+std::set<std::string> BruteForce(const Entry* e, const Shape& shape) {
+  std::set<std::string> out;
+  zset::ForEach(e, [&](std::string_view m, double score) {
+    double lon = 0, lat = 0, d = 0;
+    DecodeScore(score, &lon, &lat);
+    if (WithinShape(shape, lon, lat, &d)) out.insert(std::string(m));
+  });
+  return out;
+}
+
+TEST(GeoSearchTest, FindsWhatAFullScanFinds) {
+  for (bool table : {false, true}) {
+    Db db(kNow);
+    Entry* e = BuildIndex(db, 300, table);
+    std::mt19937 rng(table ? 1 : 2);
+    for (int round = 0; round < 200; ++round) {
+      Shape shape;
+      shape.lon = 13 + (rng() % 1000) / 1000.0;
+      shape.lat = 38 + (rng() % 600) / 1000.0;
+      shape.kind = round % 2 ? Shape::Kind::kCircle : Shape::Kind::kBox;
+      shape.to_meters = 1000;
+      shape.radius = (rng() % 5000) / 100.0;
+      shape.width = (rng() % 8000) / 100.0;
+      shape.height = (rng() % 8000) / 100.0;
+      std::vector<Point> found = FindInShape(e, shape, 0);
+      std::set<std::string> members;
+      for (const Point& p : found) {
+        EXPECT_TRUE(members.insert(p.member).second) << p.member << " found twice";
+        double d = 0;
+        EXPECT_TRUE(WithinShape(shape, p.lon, p.lat, &d));
+        EXPECT_EQ(d, p.dist);
+        EXPECT_EQ(p.score, *zset::Score(e, p.member));
+      }
+      EXPECT_EQ(members, BruteForce(e, shape)) << "round " << round << (table ? " table" : " packed");
+    }
+  }
+}
+
+TEST(GeoSearchTest, LimitStopsTheSearchEarly) {
+  Db db(kNow);
+  Entry* e = BuildIndex(db, 300, false);
+  Shape shape;
+  shape.lon = 13.4;
+  shape.lat = 38.2;
+  shape.radius = 100000;
+  std::vector<Point> all = FindInShape(e, shape, 0);
+  ASSERT_GT(all.size(), 10u);
+  std::vector<Point> some = FindInShape(e, shape, 10);
+  ASSERT_EQ(some.size(), 10u);
+  // The first ten found, in the same order.
+  for (size_t i = 0; i < some.size(); ++i) EXPECT_EQ(some[i].member, all[i].member);
+}
+
+TEST(GeoSearchTest, SortsByDistanceKeepingTiesInOrderForAFullSort) {
+  Db db(kNow);
+  Entry* e = BuildIndex(db, 200, false);
+  Shape shape;
+  shape.lon = 13.4;
+  shape.lat = 38.2;
+  shape.radius = 100000;
+  std::vector<Point> found = FindInShape(e, shape, 0);
+  std::vector<Point> asc = found, desc = found;
+  SortByDistance(asc, SortOrder::kAsc, asc.size());
+  SortByDistance(desc, SortOrder::kDesc, desc.size());
+  std::vector<Point> expected = found;
+  std::stable_sort(expected.begin(), expected.end(), [](const Point& a, const Point& b) { return a.dist < b.dist; });
+  for (size_t i = 0; i < asc.size(); ++i) EXPECT_EQ(asc[i].member, expected[i].member);
+  std::stable_sort(expected.begin(), expected.end(), [](const Point& a, const Point& b) { return a.dist > b.dist; });
+  for (size_t i = 0; i < desc.size(); ++i) EXPECT_EQ(desc[i].member, expected[i].member);
+  // Only the nearest five: their distances are the five smallest.
+  std::vector<Point> nearest = found;
+  SortByDistance(nearest, SortOrder::kAsc, 5);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(nearest[i].dist, asc[i].dist);
+  // No order: as found.
+  std::vector<Point> unsorted = found;
+  SortByDistance(unsorted, SortOrder::kNone, unsorted.size());
+  for (size_t i = 0; i < found.size(); ++i) EXPECT_EQ(unsorted[i].member, found[i].member);
+}
+
+}  // namespace
+}  // namespace lapse::engine::geo
