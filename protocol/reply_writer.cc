@@ -112,6 +112,10 @@ void ReplyWriter::Double(double value) {
     int n = std::snprintf(buf, sizeof(buf), "%.17g", value);
     text = std::string_view(buf, static_cast<size_t>(n));
   }
+  DoubleText(text);
+}
+
+void ReplyWriter::DoubleText(std::string_view text) {
   if (version_ == RespVersion::kResp3) {
     out_->push_back(',');
     out_->append(text);

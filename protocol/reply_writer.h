@@ -37,6 +37,9 @@ class ReplyWriter {
   void SetHeader(size_t n);               // RESP3 ~n, RESP2 *n
   void PushHeader(size_t n);              // RESP3 >n (out-of-band data), RESP2 *n
   void Double(double value);              // RESP3 ,v; RESP2 bulk, formatted like Redis (%.17g)
+  // A double the caller has already formatted (Redis's other forms, e.g. GEOPOS's 17
+  // decimals): RESP3 ,text; RESP2 bulk text.
+  void DoubleText(std::string_view text);
   void Bool(bool value);                  // RESP3 #t/#f; RESP2 :1/:0
   void Verbatim(std::string_view s);      // RESP3 =len txt:s; RESP2 bulk
 

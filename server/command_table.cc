@@ -75,6 +75,7 @@ CommandTable BuildCommandTable() {
   RegisterZSetBlockingCommands(table);
   RegisterSortCommands(table);
   RegisterPubSubCommands(table);
+  RegisterGeoCommands(table);
   return table;
 }
 

@@ -91,6 +91,10 @@ using ConnHandler = void (*)(ConnCommand&);
 // suspend inside an atomic step (EXEC): a step holds shards, and no other client of the
 // thread may run meanwhile.
 using FanoutHandler = awaitable<void> (*)(ConnCommand&);
+// For a command whose keys move with its options (GEORADIUS ... STORE key): appends the
+// argument indexes of its keys to `out`, replacing the first/last/step rule. It must name
+// every key the handler may touch, since a transaction holds only the shards they name.
+using KeyFinder = void (*)(Args args, std::vector<size_t>* out);
 
 enum CommandFlags : uint32_t {
   kWrite = 1 << 0,       // modifies the keyspace
@@ -136,6 +140,7 @@ struct CommandSpec {
   std::string summary;  // for COMMAND DOCS
   std::vector<SubcommandSpec> subcommands = {};  // empty unless a container command
   uint32_t stat_id = 0;  // its slot in the per-command statistics; a container's subcommands have their own
+  KeyFinder find_keys = nullptr;  // set for Redis's "movablekeys" commands that lapse locates itself
 
   // Case-insensitive; nullptr when `sub` is none of the subcommands.
   const SubcommandSpec* FindSubcommand(std::string_view sub) const;
@@ -164,11 +169,19 @@ class CommandTable {
   std::vector<const std::string*> stat_names_;  // point into by_name_'s nodes, which stay put
 };
 
-// Calls fn(i) for every argument index i that the spec's key positions (first, last, step,
-// Redis's convention: a negative last counts from the end) name among `argc` arguments.
+// Calls fn(i) for every argument index i that names a key: those the spec's finder names,
+// or else those its key positions (first, last, step, Redis's convention: a negative last
+// counts from the end) name among the arguments.
 template <typename Fn>
-void ForEachKeyIndex(const CommandSpec& spec, size_t argc, Fn&& fn) {
+void ForEachKeyIndex(const CommandSpec& spec, Args args, Fn&& fn) {
+  if (spec.find_keys != nullptr) {
+    std::vector<size_t> found;
+    spec.find_keys(args, &found);
+    for (size_t i : found) fn(i);
+    return;
+  }
   if (spec.first_key <= 0) return;
+  size_t argc = args.size();
   int64_t last = spec.last_key < 0 ? static_cast<int64_t>(argc) + spec.last_key : spec.last_key;
   for (int64_t i = spec.first_key; i <= last && i < static_cast<int64_t>(argc); i += std::max(1, spec.key_step)) {
     fn(static_cast<size_t>(i));
@@ -205,6 +218,7 @@ void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetBlockingCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
+void RegisterGeoCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

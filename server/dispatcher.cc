@@ -361,7 +361,7 @@ bool Dispatcher::AddFootprint(const CommandSpec& spec, const std::vector<std::st
   } else if ((spec.flags & kItemKey) && args.size() > 2) {
     ids.push_back(shards.ShardForItem(args[1], args[2]));
   } else if (spec.first_key > 0) {
-    ForEachKeyIndex(spec, args.size(), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
+    ForEachKeyIndex(spec, Args(args), [&](size_t i) { ids.push_back(shards.ShardFor(args[i])); });
   } else if (!(spec.flags & (kConnection | kPubSub))) {
     // No keys to go by (FLUSHALL, KEYS, INFO, container-wide commands): every shard.
     ids.resize(shards.size());

@@ -42,6 +42,8 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   if (spec.flags & kBlocking) flags.push_back("blocking");
   if (spec.flags & kFast) flags.push_back("fast");
   if (spec.flags & kNoAuth) flags.push_back("no_auth");
+  // Redis adds it after the declared flags, for a command whose keys it must search for.
+  if (spec.find_keys != nullptr) flags.push_back("movablekeys");
   r.SetHeader(flags.size());
   for (const char* f : flags) r.SimpleString(f);
 }
@@ -61,6 +63,7 @@ std::vector<const char*> AclCategories(const CommandSpec& spec) {
   if (spec.group == "string") out.push_back("@string");
   if (spec.group == "bitmap") out.push_back("@bitmap");
   if (spec.group == "hyperloglog") out.push_back("@hyperloglog");
+  if (spec.group == "geo") out.push_back("@geo");
   if (spec.group == "hash") out.push_back("@hash");
   if (spec.group == "list") out.push_back("@list");
   if (spec.group == "set") out.push_back("@set");
@@ -183,7 +186,7 @@ void CmdCommand(ConnCommand& c) {
   if (spec->first_key == 0) return c.reply.Error(errors::kCommandHasNoKeys);
   if (!ArityOk(*spec, cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
   std::vector<std::string_view> keys;
-  ForEachKeyIndex(*spec, cmd.size(), [&](size_t i) { keys.push_back(cmd[i]); });
+  ForEachKeyIndex(*spec, cmd, [&](size_t i) { keys.push_back(cmd[i]); });
   c.reply.ArrayHeader(keys.size());
   for (auto k : keys) c.reply.Bulk(k);
 }

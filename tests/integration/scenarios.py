@@ -1,6 +1,6 @@
 """Differential scenarios: a list of commands run on lapse and on Debian's redis-server, whose
 raw replies must match byte for byte (test_hashes_sets.py, test_lists.py, test_zsets.py,
-test_sort.py).
+test_sort.py, test_geo.py).
 
 A step is a command tuple, or ("sorted", *command) for a reply whose order is a hash table's
 and not part of the contract: it is compared as a sorted decoded reply. HELLO's reply is

@@ -1,7 +1,8 @@
 """Randomized differential testing: a seeded generator builds sequences of string, key,
-HyperLogLog and transaction commands, each sequence goes to lapse and to Debian's redis-server (7.0) from a
-FLUSHALLed start, and the replies must be identical byte for byte. test_differential.py checks a fixed
-script; this file finds the combinations nobody thought of.
+HyperLogLog, container (hash, set, list, sorted set, geo) and transaction commands, each
+sequence goes to lapse and to Debian's redis-server (7.0) from a FLUSHALLed start, and the
+replies must be identical byte for byte. test_differential.py checks a fixed script; this file
+finds the combinations nobody thought of.
 
   - Keys come from a small set so that commands collide; values include binary bytes,
     integers at the int64 edges, floats and junk; options are drawn at random, including
@@ -291,11 +292,63 @@ class Generator:
 
     # ---- end of sorted sets ---------------------------------------------------------------------
 
+    # ---- Geo (geo branch) -----------------------------------------------------------------------
+    # Geo indexes are sorted sets: GEOADD's members meet ZADD's (whose scores decode to odd
+    # positions) on the same keys. Coordinates, radii and units include invalid ones.
+
+    def lonlat(self):
+        rng = self.rng
+        if rng.random() < 0.1:
+            return [rng.choice(["200", "x", "", "nan", "-180.5"]), rng.choice(["0", "85.06", "1"])]
+        return [rng.choice(["0", "1.5", "-1", "13.36", "180", "-180", "179.99"]),
+                rng.choice(["0", "2.5", "-1", "38.11", "85.05112878", "-85.05112878"])]
+
+    def distance(self):
+        return [self.rng.choice(["0", "1", "100", "500", "20000", "-1", "x"]),
+                self.rng.choice(["km", "km", "m", "mi", "ft", "KM", "parsec"])]
+
+    def geo_options(self, store):
+        rng = self.rng
+        opts = rng.sample(["WITHDIST", "WITHCOORD", "WITHHASH", "ASC", "DESC", "ANY"], rng.choice([0, 1, 2]))
+        if rng.random() < 0.4:
+            opts += ["COUNT", rng.choice(["1", "2", "5", "0", "x"])]
+        if store and rng.random() < 0.4:
+            opts += [rng.choice(["STORE", "STOREDIST"]), self.key()]
+        rng.shuffle(opts)
+        return opts
+
+    def geo_builders(self):
+        rng = self.rng
+        k = self.key
+        flags = lambda: rng.sample(["NX", "XX", "CH"], rng.choice([0, 0, 1, 2]))  # noqa: E731
+        origin = lambda: (["FROMMEMBER", self.member()] if rng.random() < 0.4  # noqa: E731
+                          else ["FROMLONLAT"] + self.lonlat())
+        shape = lambda: (["BYRADIUS"] + self.distance() if rng.random() < 0.5  # noqa: E731
+                         else ["BYBOX", self.distance()[0]] + self.distance())
+        return [
+            (3, lambda: ["GEOADD", k()] + flags() + [x for _ in range(rng.randint(1, 3))
+                                                     for x in self.lonlat() + [self.member()]]),
+            (1, lambda: ["GEOPOS", k(), self.member(), self.member()]),
+            (1, lambda: ["GEODIST", k(), self.member(), self.member()] + rng.choice([[], ["km"], ["mi"], ["x"]])),
+            (1, lambda: ["GEOHASH", k(), self.member()]),
+            (2, lambda: ["GEOSEARCH", k()] + origin() + shape() + self.geo_options(False)),
+            (1, lambda: ["GEOSEARCHSTORE", k(), k()] + origin() + shape()
+             + [o for o in self.geo_options(False) if not o.startswith("WITH") or rng.random() < 0.1]
+             + rng.choice([[], ["STOREDIST"]])),
+            (1, lambda: [rng.choice(["GEORADIUS", "GEORADIUS_RO"]), k()] + self.lonlat() + self.distance()
+             + self.geo_options(True)),
+            (1, lambda: [rng.choice(["GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"]), k(), self.member()]
+             + self.distance() + self.geo_options(True)),
+        ]
+
+    # ---- end of geo -----------------------------------------------------------------------------
+
     def command(self):
         rng = self.rng
         k = self.key
         builders = [
             *self.zset_builders(),  # sorted sets (zset branch)
+            *self.geo_builders(),  # geo indexes (geo branch)
             (10, lambda: ["GET", k()]),
             (14, self.set_command),
             (2, lambda: ["SETNX", k(), self.value()]),
@@ -588,7 +641,9 @@ def test_generator_is_seeded_and_covers_every_command():
                      "FLUSHDB", "OBJECT", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SETBIT", "GETBIT",
                      "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "LCS", "LPUSH", "RPUSH", "LPOP",
                      "RPOP", "LRANGE", "LSET", "LTRIM", "LREM", "LINSERT", "LPOS", "LMOVE", "LMPOP", "BLPOP",
-                     "BLMOVE"}
+                     "BLMOVE", "GEOADD", "GEOPOS", "GEODIST", "GEOHASH", "GEOSEARCH", "GEOSEARCHSTORE"}
+    names |= {cmd[0] for i in range(50, 300) for cmd in sequence(5, 1, i)}
+    assert names >= {"GEORADIUS", "GEORADIUS_RO", "GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"}
 
 
 def test_shrink_finds_a_minimal_failing_subsequence():

@@ -92,6 +92,12 @@ TEST(ReplyWriterTest, Double) {
   ExpectBytes([](ReplyWriter& w) { w.Double(-std::nan("")); }, "$3\r\nnan\r\n", ",nan\r\n");
 }
 
+// A double in a form the caller chose (GEOPOS's 17 decimals) is sent as it is.
+TEST(ReplyWriterTest, DoubleText) {
+  ExpectBytes([](ReplyWriter& w) { w.DoubleText("13.36138933897018433"); }, "$20\r\n13.36138933897018433\r\n",
+              ",13.36138933897018433\r\n");
+}
+
 TEST(ReplyWriterTest, Bool) {
   ExpectBytes([](ReplyWriter& w) { w.Bool(true); }, ":1\r\n", "#t\r\n");
   ExpectBytes([](ReplyWriter& w) { w.Bool(false); }, ":0\r\n", "#f\r\n");

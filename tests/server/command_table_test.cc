@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace lapse::server {
 namespace {
@@ -134,6 +136,36 @@ TEST(CommandTableTest, RenameOntoATakenNameIsRefusedAndChangesNothing) {
   ASSERT_NE(table.Find("get"), nullptr);
   EXPECT_EQ(table.Find("get")->name, "get");
   EXPECT_EQ(table.Find("set")->name, "set");
+}
+
+std::vector<size_t> KeyIndexes(const CommandTable& table, std::vector<std::string_view> args) {
+  std::vector<size_t> out;
+  ForEachKeyIndex(*table.Find(args[0]), Args(args), [&](size_t i) { out.push_back(i); });
+  return out;
+}
+
+TEST(CommandTableTest, KeyPositionsNameTheKeys) {
+  CommandTable table = BuildCommandTable();
+  EXPECT_EQ(KeyIndexes(table, {"mget", "a", "b", "c"}), (std::vector<size_t>{1, 2, 3}));
+  EXPECT_EQ(KeyIndexes(table, {"geosearchstore", "d", "s", "fromlonlat", "1", "2", "byradius", "1", "km"}),
+            (std::vector<size_t>{1, 2}));
+}
+
+// GEORADIUS's destination moves with its options: its finder names the source, the keys
+// Redis's key specs name (after the first STORE and the first STOREDIST), and the
+// destination the handler will write in the end.
+TEST(CommandTableTest, KeyFinderNamesMovableKeys) {
+  CommandTable table = BuildCommandTable();
+  EXPECT_EQ(KeyIndexes(table, {"georadius", "g", "1", "2", "3", "km"}), (std::vector<size_t>{1}));
+  EXPECT_EQ(KeyIndexes(table, {"georadius", "g", "1", "2", "3", "km", "store", "d1", "storedist", "d2"}),
+            (std::vector<size_t>{1, 7, 9}));
+  EXPECT_EQ(KeyIndexes(table, {"georadius", "g", "1", "2", "3", "km", "STORE", "a", "STORE", "b"}),
+            (std::vector<size_t>{1, 7, 9}));
+  // COUNT's value is no keyword, and a keyword with nothing after it names nothing.
+  EXPECT_EQ(KeyIndexes(table, {"georadius", "g", "1", "2", "3", "km", "count", "store", "store"}),
+            (std::vector<size_t>{1, 8}));
+  EXPECT_EQ(KeyIndexes(table, {"georadiusbymember", "g", "m", "3", "km", "storedist", "d"}),
+            (std::vector<size_t>{1, 6}));
 }
 
 TEST(CommandTableTest, EveryCommandIsWellFormed) {

@@ -1,6 +1,7 @@
 // Lists, blocking pops and sorted sets through ioredis, as node services use them: a work queue
 // with a producer and competing BRPOP consumers, BRPOP served by a producer on another
-// connection, a reliable queue with BLMOVE, a leaderboard and a sliding-window rate limiter.
+// connection, a reliable queue with BLMOVE, a leaderboard, a sliding-window rate limiter and a
+// store locator on a geo index (a sorted set too).
 //
 // The server is lapse-server ($LAPSE_SERVER, relative paths from the repository root, or
 // <repo>/build/lapse-server) with --threads 4; LAPSE_TARGET=redis runs Debian's redis-server
@@ -230,5 +231,28 @@ describe(`ioredis lists and queues against ${target}`, () => {
     const burst = await Promise.all(callers.map((c, n) => allow(c, 'rate:burst', 10000, n, 7, 1000)));
     assert.equal(burst.filter((o) => o.allowed).length, 7);
     assert.equal(await redis.zcard('rate:burst'), 20);
+  });
+
+  test('store locator with the geo commands', async (t) => {
+    if (!hasZsets) { t.skip('the server has no sorted sets yet (ZADD: unknown command)'); return; }
+    await redis.flushall();
+    assert.equal(await redis.geoadd('shops', 13.361389, 38.115556, 'Palermo', 15.087269, 37.502669, 'Catania'), 2);
+    assert.equal(await redis.geoadd('shops', 'NX', 13.361389, 38.115556, 'Palermo'), 0);
+    assert.equal(await redis.geodist('shops', 'Palermo', 'Catania', 'km'), '166.2742');
+    assert.deepEqual(await redis.geopos('shops', 'Palermo', 'nosuch'),
+      [['13.36138933897018433', '38.11555639549629859'], null]);
+    assert.deepEqual(await redis.geohash('shops', 'Palermo', 'Catania'), ['sqc8b49rny0', 'sqdtr74hyu0']);
+    assert.deepEqual(await redis.georadius('shops', 15, 37, 200, 'km', 'WITHDIST', 'ASC'),
+      [['Catania', '56.4413'], ['Palermo', '190.4424']]);
+    assert.deepEqual(await redis.geosearch('shops', 'FROMMEMBER', 'Palermo', 'BYBOX', 400, 400, 'km', 'DESC', 'COUNT', 1),
+      ['Catania']);
+    assert.deepEqual(await redis.geosearch('shops', 'FROMLONLAT', 15, 37, 'BYRADIUS', 100, 'km', 'WITHHASH', 'WITHCOORD'),
+      [['Catania', 3479447370796909, ['15.08726745843887329', '37.50266842333162032']]]);
+    assert.equal(await redis.geosearchstore('near', 'shops', 'FROMLONLAT', 15, 37, 'BYRADIUS', 200, 'km', 'STOREDIST'), 2);
+    assert.deepEqual(await redis.zrange('near', 0, -1, 'WITHSCORES'),
+      ['Catania', '56.441257870158204', 'Palermo', '190.44242984775784']);
+    assert.equal(await redis.type('shops'), 'zset');
+    await assert.rejects(redis.geoadd('shops', 200, 100, 'bad'), /invalid longitude,latitude pair 200.000000,100.000000/);
+    await assert.rejects(redis.geosearch('shops', 'FROMLONLAT', 15, 37, 'BYRADIUS', 1, 'parsec'), /unsupported unit/);
   });
 });
