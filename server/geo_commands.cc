@@ -39,7 +39,9 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/key_util.h"
+#include "server/keyspace_events.h"
 #include "server/server.h"
+#include "server/zset_store.h"
 
 namespace lapse::server {
 
@@ -310,17 +312,6 @@ size_t ElementBytes(const Elements& elements) {
   return bytes;
 }
 
-// Replaces `key` with a sorted set of `elements`, laid out as Redis lays out a set built
-// whole, or deletes it when there are none.
-void StoreElements(engine::Db& db, std::string_view key, Elements elements, const engine::CollectionLimits& limits, int64_t now) {
-  if (elements.empty()) {
-    if (db.Erase(key, now)) db.Touch(key);
-    return;
-  }
-  zset::Build(db, key, std::move(elements), limits, now);
-  db.Touch(key);
-}
-
 // ---- Keys of the storing searches ----
 
 // GEORADIUS[BYMEMBER]'s keys: the source, then what Redis's key specs find (the argument
@@ -407,7 +398,7 @@ void StoringSearch(ConnCommand& c, Variant variant, size_t src_index, KeyFinder 
     if (!result.request.store_index) return;
     std::string_view dest = c.args[*result.request.store_index];
     stored = StoredElements(result);
-    StoreElements(db_of(dest), dest, stored, limits, now);
+    StoreZSet(c, db_of(dest), dest, stored, limits, now, variant == Variant::kSearchStore ? "geosearchstore" : "georadiusstore");
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
   if (bad_input) return c.reply.Error(error);
@@ -465,8 +456,12 @@ void CmdGeoAdd(ShardCommand& c) {
     (current ? updated : added) += 1;
     ChargeWrite(c.charge, current.has_value(), member.size() + sizeof(double));
   }
-  if (added + updated > 0) c.db.Touch(c.args[1]);
-  if (added + updated == 0) c.charge.Add(engine::RuOp::kRead, c.args[1].size());
+  if (added + updated > 0) {
+    c.db.Touch(c.args[1]);
+    NotifyKeyspace(c, kEventZset, "zadd", c.args[1]);
+  } else {
+    c.charge.Add(engine::RuOp::kRead, c.args[1].size());
+  }
   c.reply.Integer(ch ? added + updated : added);
 }
 

@@ -40,6 +40,7 @@
 #include "server/mpop_args.h"
 #include "server/server.h"
 #include "server/zset_pop.h"
+#include "server/zset_store.h"
 
 namespace lapse::server {
 
@@ -440,22 +441,6 @@ Entry* FindIn(ConnCommand& c, std::string_view key, int64_t now, Lookup kind) {
   return FindKey(shard, shard.db(c.session.db), key, now, kind);
 }
 
-// Stores `elements` under `key` (a fresh sorted set, as Redis builds a stored result) and
-// reports `event`, or deletes the key when there are none (`del`, if it existed).
-void StoreElements(ConnCommand& c, engine::Db& db, std::string_view key, Elements elements,
-                   const engine::CollectionLimits& limits, int64_t now, const char* event) {
-  if (elements.empty()) {
-    if (db.Erase(key, now)) {
-      db.Touch(key);
-      NotifyKeyspace(c, kEventGeneric, "del", key);
-    }
-    return;
-  }
-  zset::Build(db, key, std::move(elements), limits, now);
-  db.Touch(key);
-  NotifyKeyspace(c, kEventZset, event, key);
-}
-
 // Redis 7.0 builds ZRANGESTORE's result element by element, starting as a listpack unless a
 // rank range is known to be too long for one; a listpack stores -0 as 0, and the elements
 // added after a conversion keep their sign. The elements, in emission order, get the scores
@@ -486,7 +471,7 @@ void CmdZRangeStore(ConnCommand& c) {
     if (src) out = RunRange(src, r);
     Elements stored = out;
     ZeroSignsAsListpack(&stored, r.type == RangeType::kRank, limits);
-    StoreElements(c, DbFor(c, c.args[1]), c.args[1], std::move(stored), limits, now, "zrangestore");
+    StoreZSet(c, DbFor(c, c.args[1]), c.args[1], std::move(stored), limits, now, "zrangestore");
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
   c.charge.Add(engine::RuOp::kRead, c.args[2].size() + ElementBytes(out));
@@ -1038,7 +1023,7 @@ void AlgebraGeneric(ConnCommand& c, ZOp op, bool store, bool card_only = false) 
     }
     result = Compute(op, std::move(sources), options.aggregate, card_only ? static_cast<size_t>(options.limit) : 0);
     constexpr const char* kStoreEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
-    if (store) StoreElements(c, DbFor(c, c.args[1]), c.args[1], result, limits, now, kStoreEvents[static_cast<int>(op)]);
+    if (store) StoreZSet(c, DbFor(c, c.args[1]), c.args[1], result, limits, now, kStoreEvents[static_cast<int>(op)]);
   });
   if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);
   if (outcome == Outcome::kBadOption) return c.reply.Error(option_error);
@@ -1061,6 +1046,24 @@ void CmdZDiffStore(ConnCommand& c) { AlgebraGeneric(c, ZOp::kDiff, true); }
 void CmdZInterCard(ConnCommand& c) { AlgebraGeneric(c, ZOp::kInter, false, true); }
 
 }  // namespace
+
+// ---- Shared with the geo commands (server/zset_store.h) ----
+
+// Stores `elements` under `key` (a fresh sorted set, as Redis builds a stored result) and
+// reports `event`, or deletes the key when there are none (`del`, if it existed).
+void StoreZSet(ConnCommand& c, engine::Db& db, std::string_view key, std::vector<std::pair<std::string, double>> elements,
+               const engine::CollectionLimits& limits, int64_t now, const char* event) {
+  if (elements.empty()) {
+    if (db.Erase(key, now)) {
+      db.Touch(key);
+      NotifyKeyspace(c, kEventGeneric, "del", key);
+    }
+    return;
+  }
+  zset::Build(db, key, std::move(elements), limits, now);
+  db.Touch(key);
+  NotifyKeyspace(c, kEventZset, event, key);
+}
 
 // ---- Shared with the blocking pops (server/zset_pop.h) ----
 
