@@ -218,6 +218,7 @@ const std::vector<Option>& Options() {
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
+      IntOption("tracking-table-max-keys", true, &Settings::tracking_table_max_keys, 0, INT64_MAX),
       // Redis 7.0's name and its older alias, one setting.
       IntOption("busy-reply-threshold", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
       IntOption("lua-time-limit", true, &Settings::busy_reply_threshold, 0, INT64_MAX),

@@ -261,6 +261,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (!admission.ok()) {
       Refuse(admission, reply);
       ChargeRefusal();
+      EndCachingAnswer(admission.spec);
       continue;
     }
     const CommandSpec& spec = *admission.spec;
@@ -273,7 +274,17 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     auto start = std::chrono::steady_clock::now();
     try {
       ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
-      if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+      tracking_context_.client = session_.info.get();
+      TrackingScope tracking_scope(&tracking_context_);
+      outer_spec_ = &spec;
+      outer_args_ = &args;
+      TrackReads(spec, args);
+      if (!RunAtOnce(spec, args, out)) {
+        co_await RunFanoutCommand(spec, args, out);
+        // Other clients of this thread may have run commands meanwhile.
+        Tracking::Current() = &tracking_context_;
+      }
+      TrackReads(spec, args);
       before -= flushed_ - flushed;
     } catch (const ShardSet::WaitAbandoned&) {
       // It waited for a shard that a busy script holds: nothing was done, and it answers BUSY.
@@ -286,10 +297,64 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     // Messages that reached this client while its command ran, its own command's among them,
     // go before that command's reply, as Redis sends them.
     if (!session_.info->push.empty()) [[unlikely]] out->insert(before, session_.info->push.Take());
+    // Its own command's invalidations reach a tracking client after the reply, as in Redis 7.0.
+    if (!tracking_context_.pending.empty()) [[unlikely]] server_.tracking().DeliverPending(tracking_context_);
+    EndCachingAnswer(&spec);
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
+  // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,
+  // and the tracking table brought back under its limit.
+  Tracking& tracking = server_.tracking();
+  tracking.FlushBroadcasts();
+  if (tracking.clients() > 0) [[unlikely]] tracking.EnforceMaxKeys(nullptr);
   co_return ran;
+}
+
+// ---- client-side caching ----
+
+namespace {
+// Scripts name their keys by count (EVAL script numkeys key ...), not by position.
+bool DeclaresKeysByCount(const CommandSpec& spec) {
+  for (std::string_view name : {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void Dispatcher::TrackReads(const CommandSpec& spec, Args args) {
+  if (!(session_.info->tracking.load(std::memory_order_relaxed) & kTrackingOn)) [[likely]] return;
+  if (spec.flags & kReadOnly) RememberKeys(spec, args);
+}
+
+void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
+  const ClientInfo& me = *session_.info;
+  uint32_t flags = me.tracking.load(std::memory_order_relaxed);
+  if (!(flags & kTrackingOn) || (flags & kTrackingBcast)) return;
+  bool caching = flags & kTrackingCaching;
+  if (((flags & kTrackingOptin) && !caching) || ((flags & kTrackingOptout) && caching)) return;
+  // Shard channels are keys to the command table, not to a cache.
+  if (spec.flags & kPubSub) return;
+  Tracking& tracking = server_.tracking();
+  if (DeclaresKeysByCount(spec)) {
+    int64_t count = 0;
+    if (args.size() < 3 || !protocol::ParseInt64(args[2], &count) || count < 0 ||
+        count > static_cast<int64_t>(args.size() - 3)) {
+      return;
+    }
+    for (size_t i = 3; i < 3 + static_cast<size_t>(count); ++i) tracking.Remember(me, args[i]);
+    return;
+  }
+  ForEachKeyIndex(spec, args, [&](size_t i) { tracking.Remember(me, args[i]); });
+}
+
+void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
+  if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
+  std::atomic<uint32_t>& flags = session_.info->tracking;
+  if (flags.load(std::memory_order_relaxed) & kTrackingCaching) [[unlikely]] {
+    flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
+  }
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
@@ -345,6 +410,8 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   }
   CountCall(*spec, stat_id, start, args, *out, before);
   session_.resp = client_resp;
+  // Redis 7.0 tracks the keys the script declared, not those its commands read.
+  if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_);
   if (spec->flags & kWrite) {
     step.ForbidRestart();
     int thread = ShardSet::CurrentThreadIndex();
@@ -423,8 +490,12 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     counters.Bump(counters.commands);
     size_t before = out->size();
     auto start = std::chrono::steady_clock::now();
+    outer_spec_ = q.spec;
+    outer_args_ = &args;
+    TrackReads(*q.spec, args);
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
+    TrackReads(*q.spec, args);
     CountCall(*q.spec, q.stat_id, start, args, *out, before);
   }
   EndTransaction(server_, session_);

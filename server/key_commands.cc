@@ -606,6 +606,8 @@ void Flush(ConnCommand& c, bool all_dbs) {
   });
   // ASYNC frees the old entries on a helper thread, so the shards are free at once.
   if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();
+  // Like Redis, either flush tells every tracking client to drop its whole cache.
+  c.server.tracking().Flushed();
   c.reply.Ok();
 }
 
