@@ -260,7 +260,16 @@ void CmdClient(ConnCommand& c) {
                       "INFO", "    Return information about the current client connection.",
                       "KILL ID <id>", "    Kill the connection with this id.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-                      "    Unblock the specified blocked client."});
+                      "    Unblock the specified blocked client.",
+                      "CACHING (YES|NO)",
+                      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                      "GETREDIR",
+                      "    Return the client ID we are redirecting to when tracking is enabled.",
+                      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                      "         [OPTIN] [OPTOUT] [NOLOOP]",
+                      "    Control server assisted client side caching.",
+                      "TRACKINGINFO",
+                      "    Report tracking status for the current connection."});
 }
 
 }  // namespace

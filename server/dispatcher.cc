@@ -350,11 +350,10 @@ void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
 }
 
 void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
-  if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
   std::atomic<uint32_t>& flags = session_.info->tracking;
-  if (flags.load(std::memory_order_relaxed) & kTrackingCaching) [[unlikely]] {
-    flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
-  }
+  if (!(flags.load(std::memory_order_relaxed) & kTrackingCaching)) [[likely]] return;
+  if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
+  flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {

@@ -214,7 +214,11 @@ SCENARIOS = {
         (0, "GET", "k"), (1, "SELECT", "1"), (1, "SET", "k", "db1"), (1, "SELECT", "0"),
         # A failed read still tracks its key; a rejected command does not.
         (1, "RPUSH", "list", "x"), (0, "GET", "list"), (1, "RPUSH", "list", "y"), (0, "GET", "x", "y"),
-        (1, "SET", "x", "1"), (0, "CLIENT", "TRACKING", "off"), TI(0), (0, "CLIENT", "GETREDIR"), (0, "GET", "k"),
+        (1, "SET", "x", "1"),
+        # Pipelined: each own change is told right after the reply of the command that made it.
+        pipe(0, ("GET", "k"), ("SET", "k", "v"), ("GET", "k"), ("SET", "k", "w"), ("GET", "k")),
+        pipe(1, ("SET", "k", "x"), ("GET", "k"), ("SET", "k", "y")),
+        (0, "CLIENT", "TRACKING", "off"), TI(0), (0, "CLIENT", "GETREDIR"), (0, "GET", "k"),
         (1, "SET", "k", "after-off"),
     ], (0,)),
     "resp2_tracker_without_redirect_hears_nothing": ([
@@ -226,6 +230,10 @@ SCENARIOS = {
         (1, "MSET", "b2", "1", "a1", "2", "zz", "3", "b1", "x"), (1, "SET", "a", "1"), (0, "SET", "a", "2"),
         (0, "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "c"), TI(0), (1, "SET", "c1", "x"),
         (1, "MULTI"), (1, "SET", "a9", "1"), (1, "SET", "c9", "1"), (1, "SET", "a0", "2"), (1, "EXEC"),
+        # A pipeline's changes go out together, after its replies, as Redis batches them per
+        # event-loop turn.
+        pipe(1, ("SET", "a5", "1"), ("SET", "b5", "1"), ("SET", "a4", "1"), ("DEL", "a5")),
+        pipe(0, ("SET", "a7", "1"), ("SET", "a6", "2"), ("SET", "c7", "2")),
         # Reads track nothing in BCAST mode.
         (0, "GET", "zz"), (1, "SET", "zz", "4"), (1, "DEL", "nosuch"), (0, "CLIENT", "TRACKING", "off"), TI(0),
         (1, "SET", "a1", "x"),
