@@ -314,12 +314,16 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
 // ---- client-side caching ----
 
 namespace {
-// Scripts name their keys by count (EVAL script numkeys key ...), not by position.
-bool DeclaresKeysByCount(const CommandSpec& spec) {
+// Commands that name their keys by count (Redis's movablekeys), which the table does not
+// locate: where the count is; the keys follow it.
+std::optional<size_t> KeyCountIndex(const CommandSpec& spec) {
   for (std::string_view name : {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}) {
-    if (spec.name == name) return true;
+    if (spec.name == name) return 2;  // EVAL script numkeys key ...
   }
-  return false;
+  for (std::string_view name : {"sintercard", "zunion", "zinter", "zdiff", "zintercard"}) {
+    if (spec.name == name) return 1;  // ZUNION numkeys key ...
+  }
+  return std::nullopt;
 }
 }  // namespace
 
@@ -337,15 +341,18 @@ void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
   // Shard channels are keys to the command table, not to a cache.
   if (spec.flags & kPubSub) return;
   Tracking& tracking = server_.tracking();
-  if (DeclaresKeysByCount(spec)) {
+  if (std::optional<size_t> at = KeyCountIndex(spec)) {
+    // Like Redis, a count the arguments cannot satisfy names no key.
     int64_t count = 0;
-    if (args.size() < 3 || !protocol::ParseInt64(args[2], &count) || count < 0 ||
-        count > static_cast<int64_t>(args.size() - 3)) {
+    if (args.size() <= *at || !protocol::ParseInt64(args[*at], &count) || count < 0 ||
+        count > static_cast<int64_t>(args.size() - *at - 1)) {
       return;
     }
-    for (size_t i = 3; i < 3 + static_cast<size_t>(count); ++i) tracking.Remember(me, args[i]);
+    for (size_t i = *at + 1; i <= *at + static_cast<size_t>(count); ++i) tracking.Remember(me, args[i]);
     return;
   }
+  // SORT_RO reads other keys through BY and GET, but Redis counts only the sorted one.
+  if (spec.name == "sort_ro") return tracking.Remember(me, args[1]);
   ForEachKeyIndex(spec, args, [&](size_t i) { tracking.Remember(me, args[i]); });
 }
 

@@ -192,6 +192,12 @@ READ_WRITE_PAIRS = [
     (("PFCOUNT", "hll"), ("PFADD", "hll", "a", "b")), (("GETBIT", "bits", "3"), ("SETBIT", "bits", "3", "1")),
     (("GEOPOS", "geo", "x"), ("GEOADD", "geo", "13.36", "38.11", "x")), (("GET", "nosuch"), ("DEL", "nosuch")),
     (("GET", "sorted"), ("SORT", "l", "ALPHA", "STORE", "sorted")),
+    # Commands that name their keys by count.
+    (("ZUNION", "2", "z", "z2"), ("ZADD", "z2", "1", "m")), (("ZINTER", "2", "z", "z2"), ("ZADD", "z", "3", "n")),
+    (("ZDIFF", "2", "z2", "z"), ("ZREM", "z2", "m")), (("ZINTERCARD", "2", "z", "z3"), ("ZADD", "z3", "1", "n")),
+    (("SINTERCARD", "2", "st", "st2"), ("SADD", "st2", "b")), (("SINTERCARD", "1", "st3"), ("SADD", "st3", "x")),
+    (("ZUNION", "3", "z4", "z5"), ("ZADD", "z4", "1", "x")), (("SORT_RO", "l2", "ALPHA"), ("RPUSH", "l2", "q")),
+    (("ZUNION", "1", "z6", "z7"), ("ZADD", "z7", "1", "x")), (("GET", "z7"), ("DEL", "z7")),
 ]
 
 
