@@ -275,16 +275,17 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     try {
       ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
       tracking_context_.client = session_.info.get();
+      tracking_context_.provisional.clear();  // what an abandoned command may have left
       TrackingScope tracking_scope(&tracking_context_);
       outer_spec_ = &spec;
       outer_args_ = &args;
-      TrackReads(spec, args);
+      TrackReads(spec, args, ReadPhase::kBefore);
       if (!RunAtOnce(spec, args, out)) {
         co_await RunFanoutCommand(spec, args, out);
         // Other clients of this thread may have run commands meanwhile.
         Tracking::Current() = &tracking_context_;
       }
-      TrackReads(spec, args);
+      TrackReads(spec, args, ReadPhase::kAfter);
       before -= flushed_ - flushed;
     } catch (const ShardSet::WaitAbandoned&) {
       // It waited for a shard that a busy script holds: nothing was done, and it answers BUSY.
@@ -327,12 +328,14 @@ std::optional<size_t> KeyCountIndex(const CommandSpec& spec) {
 }
 }  // namespace
 
-void Dispatcher::TrackReads(const CommandSpec& spec, Args args) {
+void Dispatcher::TrackReads(const CommandSpec& spec, Args args, ReadPhase phase) {
   if (!(session_.info->tracking.load(std::memory_order_relaxed) & kTrackingOn)) [[likely]] return;
-  if (spec.flags & kReadOnly) RememberKeys(spec, args);
+  if (spec.flags & kReadOnly) RememberKeys(spec, args, phase);
 }
 
-void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
+void Dispatcher::RememberKeys(const CommandSpec& spec, Args args, ReadPhase phase) {
+  std::vector<std::string>& provisional = tracking_context_.provisional;
+  if (phase == ReadPhase::kAfter) provisional.clear();
   const ClientInfo& me = *session_.info;
   uint32_t flags = me.tracking.load(std::memory_order_relaxed);
   if (!(flags & kTrackingOn) || (flags & kTrackingBcast)) return;
@@ -341,6 +344,9 @@ void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
   // Shard channels are keys to the command table, not to a cache.
   if (spec.flags & kPubSub) return;
   Tracking& tracking = server_.tracking();
+  auto remember = [&](std::string_view key) {
+    if (tracking.Remember(me, key) && phase == ReadPhase::kBefore) provisional.emplace_back(key);
+  };
   if (std::optional<size_t> at = KeyCountIndex(spec)) {
     // Like Redis, a count the arguments cannot satisfy names no key.
     int64_t count = 0;
@@ -348,12 +354,12 @@ void Dispatcher::RememberKeys(const CommandSpec& spec, Args args) {
         count > static_cast<int64_t>(args.size() - *at - 1)) {
       return;
     }
-    for (size_t i = *at + 1; i <= *at + static_cast<size_t>(count); ++i) tracking.Remember(me, args[i]);
+    for (size_t i = *at + 1; i <= *at + static_cast<size_t>(count); ++i) remember(args[i]);
     return;
   }
   // SORT_RO reads other keys through BY and GET, but Redis counts only the sorted one.
-  if (spec.name == "sort_ro") return tracking.Remember(me, args[1]);
-  ForEachKeyIndex(spec, args, [&](size_t i) { tracking.Remember(me, args[i]); });
+  if (spec.name == "sort_ro") return remember(args[1]);
+  ForEachKeyIndex(spec, args, [&](size_t i) { remember(args[i]); });
 }
 
 void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
@@ -417,7 +423,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   CountCall(*spec, stat_id, start, args, *out, before);
   session_.resp = client_resp;
   // Redis 7.0 tracks the keys the script declared, not those its commands read.
-  if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_);
+  if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_, ReadPhase::kAfter);
   if (spec->flags & kWrite) {
     step.ForbidRestart();
     int thread = ShardSet::CurrentThreadIndex();
@@ -498,10 +504,10 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     auto start = std::chrono::steady_clock::now();
     outer_spec_ = q.spec;
     outer_args_ = &args;
-    TrackReads(*q.spec, args);
+    TrackReads(*q.spec, args, ReadPhase::kBefore);
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
-    TrackReads(*q.spec, args);
+    TrackReads(*q.spec, args, ReadPhase::kAfter);
     CountCall(*q.spec, q.stat_id, start, args, *out, before);
   }
   EndTransaction(server_, session_);

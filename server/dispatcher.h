@@ -110,10 +110,12 @@ class Dispatcher {
     charge_sum_ += charge;
   }
   // Client-side caching (server/tracking.h). Records the keys a read-only command reads, if
-  // this client tracks them.
-  void TrackReads(const CommandSpec& spec, Args args);
+  // this client tracks them: before it runs (kBefore: provisionally, so that a write from
+  // another thread between the read and the record is not missed) and after (kAfter).
+  enum class ReadPhase { kBefore, kAfter };
+  void TrackReads(const CommandSpec& spec, Args args, ReadPhase phase);
   // Records the keys of `spec` with `args` (a script's declared keys too), whatever the command.
-  void RememberKeys(const CommandSpec& spec, Args args);
+  void RememberKeys(const CommandSpec& spec, Args args, ReadPhase phase);
   // After every command: CLIENT CACHING's answer lasts one command (or one MULTI ... EXEC),
   // and a CLIENT subcommand, as in Redis, does not count.
   void EndCachingAnswer(const CommandSpec* spec);

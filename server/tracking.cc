@@ -41,6 +41,13 @@ Tracking::CommandContext*& Tracking::Current() {
   return current;
 }
 
+bool Tracking::CommandContext::IsProvisional(std::string_view key) const {
+  for (const std::string& k : provisional) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
 uint64_t Tracking::ClientId(const ClientInfo& client) { return client.id; }
 
 // ---- CLIENT TRACKING ----
@@ -127,6 +134,7 @@ void Tracking::InvalidateReaders(std::string_view key, CommandContext* context, 
     if (!(flags & kTrackingOn) || (flags & kTrackingBcast)) continue;
     bool is_current = reader.get() == current;
     if (is_current && (flags & kTrackingNoloop)) continue;
+    if (is_current && context != nullptr && context->IsProvisional(key)) continue;
     if (is_current && context != nullptr) {
       context->pending.emplace_back(std::string(key));
     } else {

@@ -74,6 +74,11 @@ class Tracking {
   struct CommandContext {
     ClientInfo* client = nullptr;
     std::vector<std::optional<std::string>> pending;
+    // Keys recorded only because the running read-only command is about to read them. In
+    // Redis they would not be tracked yet, so the command's own change to one (deleting it
+    // as expired) tells the client nothing.
+    std::vector<std::string> provisional;
+    bool IsProvisional(std::string_view key) const;
   };
   // The thread's current context, nullptr outside a command (the reclaimer).
   static CommandContext*& Current();
@@ -90,8 +95,8 @@ class Tracking {
   std::vector<std::string> Prefixes(const ClientInfo& client) const { return prefixes_.PrefixesOf(ClientId(client)); }
 
   // ---- reads and writes ----
-  // Records that `client` read `key`.
-  void Remember(const ClientInfo& client, std::string_view key) { keys_.Remember(key, ClientId(client)); }
+  // Records that `client` read `key`; false if it was already recorded.
+  bool Remember(const ClientInfo& client, std::string_view key) { return keys_.Remember(key, ClientId(client)); }
   // A key changed: tells whoever tracks it. One relaxed load when nothing is tracked.
   void KeyModified(std::string_view key) {
     if (keys_.keys() + prefixes_.size() > 0) [[unlikely]] InvalidateKey(key);

@@ -15,6 +15,12 @@ namespace {
 
 constexpr std::string_view kInvalidateK = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n";
 
+Tracking::CommandContext ContextOf(ClientInfo* client) {
+  Tracking::CommandContext context;
+  context.client = client;
+  return context;
+}
+
 class TrackingTest : public ::testing::Test {
  protected:
   std::shared_ptr<ClientInfo> Connect(int resp = 3) {
@@ -62,7 +68,7 @@ TEST_F(TrackingTest, OwnChangesWaitForTheReplyOrAreSkippedWithNoloop) {
   auto me = Connect();
   tracking_.Enable(*me, 0, 0, {});
   tracking_.Remember(*me, "k");
-  Tracking::CommandContext context{me.get(), {}};
+  Tracking::CommandContext context = ContextOf(me.get());
   {
     TrackingScope scope(&context);
     tracking_.KeyModified("k");
@@ -79,6 +85,25 @@ TEST_F(TrackingTest, OwnChangesWaitForTheReplyOrAreSkippedWithNoloop) {
   }
   tracking_.DeliverPending(context);
   EXPECT_EQ(Received(*me), "");
+}
+
+TEST_F(TrackingTest, AReadDeletingAKeyItOnlyJustRecordedTellsNothing) {
+  auto me = Connect();
+  tracking_.Enable(*me, 0, 0, {});
+  Tracking::CommandContext context = ContextOf(me.get());
+  // Recorded before the read runs; the read then deletes it as expired.
+  context.provisional.push_back("k");
+  ASSERT_TRUE(tracking_.Remember(*me, "k"));
+  {
+    TrackingScope scope(&context);
+    tracking_.KeyModified("k");
+  }
+  tracking_.DeliverPending(context);
+  EXPECT_EQ(Received(*me), "");
+  // Another client's change to it is told at once.
+  tracking_.Remember(*me, "k");
+  tracking_.KeyModified("k");
+  EXPECT_EQ(Received(*me), kInvalidateK);
 }
 
 TEST_F(TrackingTest, FlushSendsNullsInTheTrackersProtocolAndEmptiesTheTable) {
@@ -102,7 +127,7 @@ TEST_F(TrackingTest, BroadcastsBatchPerPrefixWithKeysInByteOrder) {
   auto writer = Connect();
   tracking_.Enable(*bcast, 0, kTrackingBcast, {"a", "b"});
   EXPECT_EQ(tracking_.prefixes(), 2u);
-  Tracking::CommandContext context{writer.get(), {}};
+  Tracking::CommandContext context = ContextOf(writer.get());
   {
     TrackingScope scope(&context);
     for (const char* key : {"b2", "a1", "zz", "b1", "b2"}) tracking_.KeyModified(key);
@@ -121,7 +146,7 @@ TEST_F(TrackingTest, BroadcastWithNoloopLeavesOutTheClientsOwnLastChanges) {
   auto bcast = Connect();
   auto other = Connect();
   tracking_.Enable(*bcast, 0, kTrackingBcast | kTrackingNoloop, {});
-  Tracking::CommandContext mine{bcast.get(), {}}, theirs{other.get(), {}};
+  Tracking::CommandContext mine = ContextOf(bcast.get()), theirs = ContextOf(other.get());
   {
     TrackingScope scope(&mine);
     tracking_.KeyModified("x");
