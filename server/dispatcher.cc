@@ -296,10 +296,12 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     }
     CountCall(spec, admission.stat_id, start, args, *out, before);
     // Messages that reached this client while its command ran, its own command's among them,
-    // go before that command's reply, as Redis sends them.
-    if (!session_.info->push.empty()) [[unlikely]] out->insert(before, session_.info->push.Take());
-    // Its own command's invalidations reach a tracking client after the reply, as in Redis 7.0.
+    // go before that command's reply, as Redis sends them; invalidations go after it, its
+    // own command's too (as in Redis 7.0), and before the next command's reply.
+    PushOutbox& push = session_.info->push;
+    if (!push.empty()) [[unlikely]] out->insert(before, push.TakeMessages());
     if (!tracking_context_.pending.empty()) [[unlikely]] server_.tracking().DeliverPending(tracking_context_);
+    if (!push.empty()) [[unlikely]] out->append(push.Take());
     EndCachingAnswer(&spec);
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);

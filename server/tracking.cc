@@ -276,7 +276,7 @@ void Tracking::Send(ClientInfo& tracker, std::string_view payload) {
 
 void Tracking::Push(ClientInfo& receiver, std::string_view bytes) {
   receiver.push.Append(bytes, limit_(receiver.subscribed()), receiver.output_bytes.load(std::memory_order_relaxed),
-                       now_(), receiver.kill);
+                       now_(), receiver.kill, /*after_reply=*/true);
 }
 
 }  // namespace lapse::server

@@ -18,6 +18,7 @@ machine is.
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 
 import pytest
@@ -548,6 +549,65 @@ def test_delivery_across_threads_reaches_every_tracker(clean):
     finally:
         for t in trackers:
             t.close()
+
+
+def test_a_cache_kept_by_the_invalidations_never_stays_stale(clean):
+    """A tracker caches what it reads and drops what it is told of, while writers on other
+    connections (other threads) keep changing the keys. Once they stop and the tracker has read
+    everything sent to it, every cached value must be the stored one: an invalidation may never
+    come before the reply it invalidates."""
+    keys = [f"hot{i}" for i in range(8)]
+    stop = threading.Event()
+
+    def write(n):
+        with clean.client() as w:
+            i = 0
+            while not stop.is_set():
+                w.call("SET", keys[(i * 7 + n) % len(keys)], f"{n}:{i}")
+                i += 1
+
+    cache = {}
+
+    def absorb(value):
+        """Applies a push to the cache; False when `value` is a reply."""
+        if not isinstance(value, RespPush):
+            return False
+        assert value[0] == b"invalidate"
+        if value[1] is None:
+            cache.clear()
+        else:
+            for k in value[1]:
+                cache.pop(k.decode(), None)
+        return True
+
+    with resp3_client(clean) as tracker:
+        assert tracker.call("CLIENT", "TRACKING", "on") == "OK"
+        writers = [threading.Thread(target=write, args=(n,)) for n in range(3)]
+        for t in writers:
+            t.start()
+        try:
+            deadline = time.monotonic() + 1.5
+            i = 0
+            while time.monotonic() < deadline:
+                key = keys[i % len(keys)]
+                i += 1
+                if key in cache:
+                    continue
+                tracker.send("GET", key)
+                while absorb(value := tracker.read_reply()):
+                    pass
+                cache[key] = value
+        finally:
+            stop.set()
+            for t in writers:
+                t.join()
+        tracker.send("PING", "drained")
+        while absorb(value := tracker.read_reply()):
+            pass
+        assert value == b"drained"
+        with clean.client() as admin:
+            stale = {k: (v, admin.call("GET", k)) for k, v in cache.items() if admin.call("GET", k) != v}
+        assert not stale, f"cached values the server no longer holds: {stale}"
 
 
 def test_redis_py_helpers_with_a_redirect_to_its_pubsub(clean):
