@@ -448,6 +448,25 @@ def test_lazy_expiry_invalidates(clean):
             assert other.call("DEBUG", "SET-ACTIVE-EXPIRE", "1") == "OK"
 
 
+@pytest.mark.lapse_only
+def test_hash_fields_expiring_invalidate(clean):
+    """Redis 7.4's field deadlines (HPEXPIRE): a field that expires by itself changes the hash."""
+    with resp3_client(clean) as tracker, clean.client() as writer:
+        assert writer.call("HSET", "h", "a", "1", "b", "2") == 2
+        assert tracker.call("CLIENT", "TRACKING", "on") == "OK"
+        assert tracker.call("HLEN", "h") == 2
+        assert writer.call("HPEXPIRE", "h", "500", "FIELDS", "1", "a") == [1]
+        assert pushes_until_pong(tracker) == [invalidate("h")]
+        assert tracker.call("HLEN", "h") == 2  # read well before the deadline
+        deadline = time.monotonic() + 20
+        got = []
+        while not got and time.monotonic() < deadline:
+            got = pushes_until_pong(tracker)
+            time.sleep(0.02)
+        assert got == [invalidate("h")]
+        assert writer.call("HGETALL", "h") == [b"b", b"2"]
+
+
 @pytest.fixture
 def max_keys(clean):
     yield
