@@ -29,7 +29,9 @@
 //
 // The client whose own command changes a key it tracks hears of it after that command's
 // reply, as in Redis 7.0: while a command runs, the dispatcher makes its CommandContext the
-// thread's current one, and invalidations for that client wait in it.
+// thread's current one, and invalidations for that client wait in it. Invalidations from
+// other threads never overtake the reply of a command the client is running either
+// (PushOutbox keeps them after it): that reply may hold the value they invalidate.
 #pragma once
 
 #include <atomic>
