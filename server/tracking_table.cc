@@ -17,7 +17,7 @@ bool Overlaps(std::string_view a, std::string_view b) {
 bool TrackedKeys::Remember(std::string_view key, uint64_t id) {
   Stripe& stripe = StripeOf(key);
   std::lock_guard lock(stripe.mu);
-  auto it = stripe.readers.find(std::string(key));
+  auto it = stripe.readers.find(key);
   if (it == stripe.readers.end()) {
     it = stripe.readers.emplace(std::string(key), std::vector<uint64_t>{}).first;
     keys_.fetch_add(1, std::memory_order_relaxed);
@@ -33,7 +33,7 @@ bool TrackedKeys::Remember(std::string_view key, uint64_t id) {
 std::vector<uint64_t> TrackedKeys::Take(std::string_view key) {
   Stripe& stripe = StripeOf(key);
   std::lock_guard lock(stripe.mu);
-  auto it = stripe.readers.find(std::string(key));
+  auto it = stripe.readers.find(key);
   if (it == stripe.readers.end()) return {};
   std::vector<uint64_t> ids = std::move(it->second);
   stripe.readers.erase(it);

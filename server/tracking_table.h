@@ -54,9 +54,14 @@ class TrackedKeys {
 
  private:
   static constexpr size_t kStripes = 64;
+  // Looked up by string_view, so that a write to an untracked key allocates nothing.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
   struct Stripe {
     mutable std::mutex mu;
-    std::unordered_map<std::string, std::vector<uint64_t>> readers;
+    std::unordered_map<std::string, std::vector<uint64_t>, KeyHash, std::equal_to<>> readers;
   };
   Stripe& StripeOf(std::string_view key) { return stripes_[std::hash<std::string_view>{}(key) % kStripes]; }
 
