@@ -439,6 +439,7 @@ std::string Config::Usage() {
          "                             replies exceed HARD, or SOFT for SECONDS (default: no limit)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
          "  --hll-sparse-max-bytes BYTES  a sparse HyperLogLog growing past this turns dense (3000)\n"
+         "  --tracking-table-max-keys N  keys client-side caching tracks at most; 0 = no limit (1000000)\n"
          "  --hash-max-listpack-entries N  a hash with more fields leaves the packed layout (512)\n"
          "  --hash-max-listpack-value BYTES  a longer field or value moves a hash to a table (64)\n"
          "  --set-max-intset-entries N  a set of more integers leaves the intset layout (512)\n"
