@@ -415,6 +415,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   session_.resp = resp;
   size_t before = out->size();
   auto start = std::chrono::steady_clock::now();
+  bool outer_in_script = std::exchange(tracking_context_.in_script, true);
   if (!RunAtOnce(*spec, args, out)) {
     // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
     // so a private io_context runs it to the end here, on this thread.
@@ -423,6 +424,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
     inline_context.run();
   }
   CountCall(*spec, stat_id, start, args, *out, before);
+  tracking_context_.in_script = outer_in_script;
   session_.resp = client_resp;
   // Redis 7.0 tracks the keys the script declared, not those its commands read.
   if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_, ReadPhase::kAfter);

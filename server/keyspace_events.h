@@ -59,7 +59,9 @@ class KeyspaceEvents : public engine::KeyEventListener {
   // Publishes `event` on `key` of database `db` if its class is enabled.
   void Notify(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
     // A miss changes nothing, and a new key is reported by the write that made it.
-    if (event_class != kEventKeyMiss && event_class != kEventNew) tracking_->KeyModified(key);
+    if (event_class != kEventKeyMiss && event_class != kEventNew) {
+      tracking_->KeyModified(key, event_class == kEventExpired);
+    }
     uint32_t mask = mask_.load(std::memory_order_relaxed);
     if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
       Publish(mask, event, key, db);

@@ -118,9 +118,13 @@ void Tracking::Disable(ClientInfo& client) {
 
 // ---- invalidation ----
 
-void Tracking::InvalidateKey(std::string_view key) {
+void Tracking::InvalidateKey(std::string_view key, bool by_expiry) {
   CommandContext* context = Current();
-  if (prefixes_.size() > 0) RememberForBroadcast(key, context != nullptr ? context->client->id : 0);
+  if (prefixes_.size() > 0) {
+    // Who made the change, for BCAST's NOLOOP: nobody for expiry, nobody's own for a script.
+    bool own = context != nullptr && !by_expiry && !context->in_script;
+    RememberForBroadcast(key, own ? context->client->id : 0);
+  }
   InvalidateReaders(key, context, context != nullptr ? context->client : nullptr);
 }
 

@@ -81,6 +81,9 @@ class Tracking {
     // as expired) tells the client nothing.
     std::vector<std::string> provisional;
     bool IsProvisional(std::string_view key) const;
+    // While a script's command runs: Redis 7.0 credits its changes to the script's own client,
+    // so BCAST's NOLOOP does not leave them out (the default mode's NOLOOP still does).
+    bool in_script = false;
   };
   // The thread's current context, nullptr outside a command (the reclaimer).
   static CommandContext*& Current();
@@ -99,9 +102,10 @@ class Tracking {
   // ---- reads and writes ----
   // Records that `client` read `key`; false if it was already recorded.
   bool Remember(const ClientInfo& client, std::string_view key) { return keys_.Remember(key, ClientId(client)); }
-  // A key changed: tells whoever tracks it. One relaxed load when nothing is tracked.
-  void KeyModified(std::string_view key) {
-    if (keys_.keys() + prefixes_.size() > 0) [[unlikely]] InvalidateKey(key);
+  // A key changed (`by_expiry`: deleted as expired, which no client did): tells whoever
+  // tracks it. One relaxed load when nothing is tracked.
+  void KeyModified(std::string_view key, bool by_expiry = false) {
+    if (keys_.keys() + prefixes_.size() > 0) [[unlikely]] InvalidateKey(key, by_expiry);
   }
   // FLUSHDB / FLUSHALL.
   void Flushed();
@@ -123,7 +127,7 @@ class Tracking {
 
  private:
   static uint64_t ClientId(const ClientInfo& client);
-  void InvalidateKey(std::string_view key);
+  void InvalidateKey(std::string_view key, bool by_expiry);
   // Tells the readers of `key` (Redis's trackingInvalidateKey); `context` is the running
   // command's, if any, whose client hears after its reply or, with NOLOOP, not at all.
   void InvalidateReaders(std::string_view key, CommandContext* context, const ClientInfo* current);

@@ -258,7 +258,15 @@ SCENARIOS = {
         (1, "SET", "n2", "y"), (0, "GET", "n1"), (0, "FLUSHDB"), (0, "CLIENT", "TRACKING", "off"),
         (0, "CLIENT", "TRACKING", "on", "BCAST", "NOLOOP"), TI(0), (0, "MSET", "n1", "x", "n3", "y"),
         (1, "SET", "n2", "y"), (0, "MULTI"), (0, "SET", "n1", "x"), (0, "SET", "n4", "y"), (0, "EXEC"),
-        (1, "MSET", "n1", "a", "n5", "b"), (0, "FLUSHALL"),
+        (1, "MSET", "n1", "a", "n5", "b"),
+        # Redis credits a script's changes to the script, and expiry to nobody: BCAST's NOLOOP
+        # leaves neither out.
+        (0, "EVAL", "redis.call('set','n6','1') return 1", "0"),
+        (1, "DEBUG", "SET-ACTIVE-EXPIRE", "0"), (0, "SET", "n7", "1", "PX", "1"), (1, "DEBUG", "SLEEP", "0.01"),
+        (0, "GET", "n7"), (1, "DEBUG", "SET-ACTIVE-EXPIRE", "1"), (0, "FLUSHALL"),
+        # The default mode's NOLOOP goes by the client running the command, scripts included.
+        (0, "CLIENT", "TRACKING", "off"), (0, "CLIENT", "TRACKING", "on", "NOLOOP"), (0, "GET", "n6"),
+        (0, "EVAL", "redis.call('set','n6','2') return 1", "0"), (1, "SET", "n6", "3"),
     ], (0,)),
     "optin": ([
         (0, "CLIENT", "TRACKING", "on", "OPTIN"), TI(0), (0, "GET", "o1"),
