@@ -158,6 +158,16 @@ TEST_F(TrackingTest, BroadcastWithNoloopLeavesOutTheClientsOwnLastChanges) {
   }
   tracking_.FlushBroadcasts();
   EXPECT_EQ(Received(*bcast), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ny\r\n");
+  // Its script's changes and expiry met by its own read are not its own, as in Redis.
+  {
+    TrackingScope scope(&mine);
+    tracking_.KeyModified("e", /*by_expiry=*/true);
+    mine.in_script = true;
+    tracking_.KeyModified("s");
+    mine.in_script = false;
+  }
+  tracking_.FlushBroadcasts();
+  EXPECT_EQ(Received(*bcast), ">2\r\n$10\r\ninvalidate\r\n*2\r\n$1\r\ne\r\n$1\r\ns\r\n");
   // Outside any command (expiry by the reclaimer) a change is sent at once.
   tracking_.KeyModified("z");
   EXPECT_EQ(Received(*bcast), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nz\r\n");
