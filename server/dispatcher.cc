@@ -415,6 +415,9 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   session_.resp = resp;
   size_t before = out->size();
   auto start = std::chrono::steady_clock::now();
+  // A script that stepped aside for other clients (a busy one) resumes here: its commands
+  // run as its client's, whatever ran on the thread meanwhile.
+  Tracking::CommandContext* outer_context = std::exchange(Tracking::Current(), &tracking_context_);
   bool outer_in_script = std::exchange(tracking_context_.in_script, true);
   if (!RunAtOnce(*spec, args, out)) {
     // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
@@ -425,6 +428,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   }
   CountCall(*spec, stat_id, start, args, *out, before);
   tracking_context_.in_script = outer_in_script;
+  Tracking::Current() = outer_context;
   session_.resp = client_resp;
   // Redis 7.0 tracks the keys the script declared, not those its commands read.
   if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_, ReadPhase::kAfter);

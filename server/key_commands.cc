@@ -514,7 +514,10 @@ void CmdScan(ConnCommand& c) {
 awaitable<void> YieldThread(ConnCommand& c) {
   // Inside EXEC the command holds its shards and finishes at once: nobody else may run.
   if (ShardSet::InAtomicStep()) co_return;
+  // Others' commands run meanwhile, each the thread's tracking context in its turn.
+  Tracking::CommandContext* context = Tracking::Current();
   co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
+  Tracking::Current() = context;
 }
 
 // DBSIZE is exact, as every read surface is: keys already due are deleted first. After a mass

@@ -24,7 +24,7 @@ import time
 import pytest
 import redis
 
-from lapse_harness import RawClient, RespPush, encode_command, parse_reply
+from lapse_harness import RawClient, RespError, RespPush, encode_command, parse_reply
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
@@ -473,6 +473,34 @@ def test_hash_fields_expiring_invalidate(clean):
             time.sleep(0.02)
         assert got == [invalidate("h")]
         assert writer.call("HGETALL", "h") == [b"b", b"2"]
+
+
+@pytest.mark.lapse_only
+def test_a_busy_script_still_writes_as_its_client(start_server):
+    """A busy script steps aside for the other clients of its thread; its writes afterwards
+    are still its client's own: NOLOOP keeps them from it."""
+    srv = start_server(options={"threads": 1})
+    with resp3_client(srv) as tracker, srv.client() as other:
+        assert other.call("CONFIG", "SET", "busy-reply-threshold", "50") == "OK"
+        assert tracker.call("CLIENT", "TRACKING", "on", "NOLOOP") == "OK"
+        assert tracker.call("GET", "k") is None
+        tracker.send("EVAL", "local t = redis.call('TIME') local stop = t[1] * 1000000 + t[2] + 400000 "
+                     "repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] > stop "
+                     "return redis.call('SET', KEYS[1], 'v')", "1", "k")
+        # Commands served while the script is busy run as the thread's tracking context too.
+        deadline = time.monotonic() + 20
+        while other.call("GET", "x") != RespError(BUSY) and time.monotonic() < deadline:
+            pass
+        for _ in range(20):
+            assert other.call("MULTI") == "OK"
+            assert other.call("DISCARD") == "OK"
+        assert tracker.read_reply() == "OK"
+        assert pushes_until_pong(tracker) == []
+        assert other.call("SET", "k", "w") == "OK"
+        assert pushes_until_pong(tracker) == []  # the script's own write ended the tracking
+
+
+BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 
 
 @pytest.fixture
