@@ -44,9 +44,13 @@ uint32_t DbOf(const ConnCommand& c) { return static_cast<uint32_t>(c.session.db)
 
 // A container with its own provisioned budget answers requests beyond it with Cosmos DB's
 // 429, here THROTTLED, and changes nothing. Containers on the server-wide budget are never
-// throttled. Replies and marks the request when it is refused.
-bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::ContainerInfo& info, int64_t now_ms) {
+// throttled, and under serverless billing nothing is: a serverless account has no
+// provisioned throughput to exceed (a budget set before a switch to serverless sleeps until
+// billing is provisioned again). Replies and marks the request when it is refused.
+bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, const Server& server,
+                 engine::ContainerInfo& info, int64_t now_ms) {
   charge.container = &info;
+  if (server.serverless()) return false;
   int64_t retry_after = 0;
   if (!info.meter.Exhausted(now_ms, &retry_after)) return false;
   info.meter.CountThrottled();
@@ -56,16 +60,20 @@ bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::Co
   return true;
 }
 
-bool Throttled(ShardCommand& c, ContainerPart& part) { return ThrottledAt(c.charge, c.reply, *part.info, c.now_ms); }
+bool Throttled(ShardCommand& c, ContainerPart& part) {
+  return ThrottledAt(c.charge, c.reply, c.server, *part.info, c.now_ms);
+}
 
 // `info` may be null (no such container); the charge holds it otherwise.
 bool ThrottledFanout(ConnCommand& c, const std::shared_ptr<engine::ContainerInfo>& info) {
   if (!info) return false;
   c.charge.Hold(info);
-  return ThrottledAt(c.charge, c.reply, *info, c.server.clock().NowMs());
+  return ThrottledAt(c.charge, c.reply, c.server, *info, c.server.clock().NowMs());
 }
 
 void CmdCSetRu(ConnCommand& c) {
+  // Like Cosmos DB, which refuses to set throughput on a container of a serverless account.
+  if (c.server.serverless()) return c.reply.Error(errors::kThroughputOnServerless);
   std::string_view value = c.args[2];
   int64_t ru = 0;
   if (!EqualsIgnoreCase(value, "OFF") && (!protocol::ParseInt64(value, &ru) || ru < 1)) {
