@@ -85,7 +85,8 @@ ContainerPart* ItemStore::FindOrCreate(uint32_t db, std::string_view container) 
 
 void ItemStore::SwapDbs(uint32_t a, uint32_t b) {
   if (a == b) return;
-  std::swap(PartsOf(a), PartsOf(b));
+  PartsOf(std::max(a, b));  // grown first: PartsOf may reallocate, which would leave a dangling reference
+  std::swap(parts_[a], parts_[b]);
 }
 
 void ItemStore::MoveToDb(std::string_view container, uint32_t from, uint32_t to) {
