@@ -16,6 +16,9 @@
 // Reads do not depend on any of this: they evaluate the rule against the container's current
 // setting inline. The lists only let the reclaimer and the counters find expired items in
 // time proportional to their number.
+//
+// Containers belong to a database (engine/container.h): parts are found by (database, name),
+// cached here per database so that the hot path takes no catalog mutex.
 #pragma once
 
 #include <cstdint>
@@ -115,6 +118,8 @@ struct PutOutcome {
 
 class ItemStore {
  public:
+  using PartsByName = std::unordered_map<std::string, std::unique_ptr<ContainerPart>>;
+
   ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_ms);
   ~ItemStore();
 
@@ -123,10 +128,15 @@ class ItemStore {
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   ItemJsonParser& json() { return json_; }
 
-  // This shard's part of a live container, or nullptr if the container does not exist.
-  ContainerPart* Find(std::string_view container);
+  // This shard's part of live container `container` of database `db`, or nullptr if the
+  // container does not exist there.
+  ContainerPart* Find(uint32_t db, std::string_view container);
   // As Find, creating the container (TTL off) when it does not exist.
-  ContainerPart* FindOrCreate(std::string_view container);
+  ContainerPart* FindOrCreate(uint32_t db, std::string_view container);
+  // SWAPDB and CMOVE, in the atomic step that re-keys the catalog (ContainerCatalog::SwapDbs,
+  // ::Move): this shard's cached parts follow their containers to the other database.
+  void SwapDbs(uint32_t a, uint32_t b);
+  void MoveToDb(std::string_view container, uint32_t from, uint32_t to);
 
   // Writes a validated item under the condition (NX / XX / IFMATCH); an expired item counts
   // as absent. Reclaims such an expired item on the spot.
@@ -169,10 +179,16 @@ class ItemStore {
   Item* OldestExpired(ContainerPart& part, int64_t now_ms, int64_t* deadline);
   size_t FreeDropped(size_t max_items);
   ContainerPart* Attach(std::shared_ptr<ContainerInfo> info);
+  // The parts cached for database `db` (created empty on first use).
+  PartsByName& PartsOf(uint32_t db);
+  // Moves the cached parts of dropped containers to dropped_, to be freed in slices.
+  void CollectDropped();
 
   ContainerCatalog& catalog_;
   ItemJsonParser json_;
-  std::unordered_map<std::string, std::unique_ptr<ContainerPart>> parts_;
+  // Cached parts by database index, then by name: the catalog's key, so that a part is found
+  // without the catalog's mutex, and SWAPDB swaps two maps.
+  std::vector<PartsByName> parts_;
   std::vector<std::unique_ptr<ContainerPart>> dropped_;
   TimingWheel wheel_;
   std::unordered_map<uint64_t, Item*> filed_;  // wheel serial -> item

@@ -134,6 +134,11 @@ inline constexpr std::string_view kInvalidItemId =
     "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
 inline constexpr std::string_view kInvalidContainerName =
     "ERR invalid container name: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
+// CSETRU under --billing serverless, in the spirit of Cosmos DB's refusal to set throughput on
+// a container of a serverless account.
+inline constexpr std::string_view kThroughputOnServerless =
+    "ERR setting a container's request units per second is not supported with serverless billing, "
+    "which has no provisioned throughput: use CONFIG SET billing provisioned first";
 
 inline std::string InvalidTtl(std::string_view value) {
   std::string msg = "ERR The input ttl '";
