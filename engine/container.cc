@@ -37,14 +37,14 @@ bool ContainerCatalog::Drop(std::string_view name) {
   std::lock_guard lock(mu_);
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return false;
-  it->second->dropped.store(true);
+  it->second->MarkDropped();
   by_name_.erase(it);
   return true;
 }
 
 void ContainerCatalog::DropAll() {
   std::lock_guard lock(mu_);
-  for (auto& [name, info] : by_name_) info->dropped.store(true);
+  for (auto& [name, info] : by_name_) info->MarkDropped();
   by_name_.clear();
 }
 
