@@ -1,3 +1,8 @@
+// File: engine/change_feed.cc
+//
+// The change documents and the feed that orders them (design in change_feed.h). Documents
+// are rendered before the feed's lock is taken, split around the lsn, which only the feed can
+// give; under the lock only its digits are spliced in.
 #include "engine/change_feed.h"
 
 #include <algorithm>
