@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import select
+import threading
 import time
 
 import pytest
@@ -447,6 +448,65 @@ def test_block_is_woken_by_a_write_on_another_connection(connect):
         t, more = changes(reader, "c", "FROM", t.decode())
         t, docs = t.encode(), docs + more
     assert [json.loads(d)["current"]["id"] for d in docs] == [f"i{n}" for n in range(10)]
+
+
+def test_concurrent_writers_make_one_consistent_order(connect):
+    """Four connections write and delete ten items at once while a fifth follows the feed
+    with BLOCK. The feed must be gapless, hold exactly the changes that happened, and replay
+    item by item: a create only of an absent item, a replace or delete only of a present
+    one, each naming the lsn of the item's change before it, each writer's writes in its
+    own order, and the last image of each item what IGET returns at the end."""
+    writers, reader, observer = [connect() for _ in range(4)], connect(), connect()
+    assert observer.call("CSETTTL", "c", "OFF") == "OK"
+    cid = container_id(observer, "c")
+    changed = [0] * len(writers)
+
+    def write(w):
+        conn = writers[w]
+        for n in range(300):
+            item = f"i{n % 10}"
+            if n % 7 == 6:
+                changed[w] += conn.call("IDEL", "c", item)
+            else:
+                assert len(conn.call("IPUT", "c", item, json.dumps({"w": w, "n": n}))) == 16
+                changed[w] += 1
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(len(writers))]
+    for t in threads:
+        t.start()
+    position, docs = token(cid, 0), []
+    while True:
+        done = not any(t.is_alive() for t in threads)
+        position, got = changes(reader, "c", "FROM", position, "BLOCK", 200)
+        docs += got
+        if done and not got:
+            break
+    for t in threads:
+        t.join()
+    assert len(docs) == sum(changed)
+    assert position == token(cid, len(docs))
+    last_lsn, image, seen_n = {}, {}, {}
+    for lsn, raw_doc in enumerate(docs, start=1):
+        doc = json.loads(raw_doc)
+        meta = doc["metadata"]
+        assert meta["lsn"] == lsn
+        op = meta["operationType"]
+        item = doc["current"]["id"] if "current" in doc else doc["previous"]["id"]
+        if op == "create":
+            assert image.get(item) is None and "previousImageLSN" not in meta, raw_doc
+        else:
+            assert image.get(item) is not None and meta["previousImageLSN"] == last_lsn[item], raw_doc
+        if op == "delete":
+            assert meta["timeToLiveExpired"] is False
+            image[item] = None
+        else:
+            body = doc["current"]
+            assert body["n"] > seen_n.get(body["w"], -1), raw_doc  # each writer's order
+            seen_n[body["w"]] = body["n"]
+            image[item] = raw_doc[len(b'{"current":'):raw_doc.rindex(b',"metadata":')]  # its exact bytes
+        last_lsn[item] = lsn
+    for n in range(10):
+        assert observer.call("IGET", "c", f"i{n}") == image.get(f"i{n}")
 
 
 def test_block_is_woken_by_background_reclamation(connect):
