@@ -42,13 +42,13 @@ bool ContainerCatalog::Drop(uint32_t db, std::string_view name) {
   if (in_db == by_db_.end()) return false;
   auto it = in_db->second.find(name);
   if (it == in_db->second.end()) return false;
-  it->second->dropped.store(true);
+  it->second->MarkDropped();
   in_db->second.erase(it);
   return true;
 }
 
 void ContainerCatalog::MarkDropped(ByName& containers) {
-  for (auto& [name, info] : containers) info->dropped.store(true);
+  for (auto& [name, info] : containers) info->MarkDropped();
 }
 
 void ContainerCatalog::DropDb(uint32_t db) {

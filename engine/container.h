@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/change_feed.h"
 #include "engine/request_units.h"
 
 namespace lapse::engine {
@@ -71,6 +72,15 @@ struct ContainerInfo {
   std::atomic<int64_t> ru_user_total_milli{0};
   std::atomic<int64_t> ru_reclaim_total_milli{0};
   LagHistogram lag;
+  // Every change to its items (ICHANGES); it goes with the container wherever it is kept.
+  ChangeFeed feed;
+
+  // Marks the container dropped: its shards free its items in the background, and its change
+  // feed closes at once, waking whoever waits on it.
+  void MarkDropped() {
+    dropped.store(true);
+    feed.Close();
+  }
 };
 
 // The effective ttl in seconds of an item under a container setting, or nullopt if it never

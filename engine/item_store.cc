@@ -128,11 +128,21 @@ void ItemStore::Unfile(Item* item) {
   }
 }
 
-void ItemStore::DestroyExpired(ContainerPart& part, Item* item) {
+void ItemStore::DestroyExpired(ContainerPart& part, Item* item, int64_t now_ms) {
   if (listener_ != nullptr) [[unlikely]] {
     listener_->ItemExpired(part.info->db.load(std::memory_order_relaxed), part.info->name, item->id);
   }
+  RecordDelete(part, *item, now_ms, DeleteCause{item->Deadline(part.default_ttl())});
   Destroy(part, item);
+}
+
+void ItemStore::RecordWrite(ContainerPart& part, Item* item, bool replaced, int64_t now_ms) {
+  RenderItem(item->id, item->members, item->last_write_ms / 1000, item->etag, &feed_doc_);
+  item->feed_lsn = part.info->feed.Append(DraftWrite(replaced, feed_doc_, now_ms, item->feed_lsn), FeedRetention());
+}
+
+void ItemStore::RecordDelete(ContainerPart& part, const Item& item, int64_t now_ms, const DeleteCause& cause) {
+  part.info->feed.Append(DraftDelete(item.id, item.last_write_ms, now_ms, item.feed_lsn, cause), FeedRetention());
 }
 
 void ItemStore::Destroy(ContainerPart& part, Item* item) {
@@ -149,7 +159,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   Item* item = Lookup(part, id, &hash);
   if (item && item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    DestroyExpired(part, item);
+    DestroyExpired(part, item, now_ms);
     item = nullptr;
   }
   PutOutcome outcome;
@@ -171,6 +181,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   item->last_write_ms = now_ms;
   item->etag = next_etag_++;
   File(item);
+  RecordWrite(part, item, outcome.replaced, now_ms);
   outcome.written = true;
   outcome.etag = item->etag;
   return outcome;
@@ -188,7 +199,7 @@ const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now
   if (!item) return nullptr;
   if (item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    DestroyExpired(part, item);
+    DestroyExpired(part, item, now_ms);
     return nullptr;
   }
   return item;
@@ -197,6 +208,7 @@ const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now
 bool ItemStore::Delete(ContainerPart& part, std::string_view id, int64_t now_ms) {
   const Item* item = Get(part, id, now_ms);
   if (!item) return false;
+  RecordDelete(part, *item, now_ms, DeleteCause{});
   Destroy(part, const_cast<Item*>(item));
   return true;
 }
@@ -344,7 +356,7 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
     best_part->info->lag.Record(lag);
     catalog_.stats().reclaimed_background.fetch_add(1, std::memory_order_relaxed);
     catalog_.stats().lag.Record(lag);
-    DestroyExpired(*best_part, best);
+    DestroyExpired(*best_part, best, now_ms);
     ++done;
   }
   return true;

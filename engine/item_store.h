@@ -19,8 +19,15 @@
 //
 // Containers belong to a database (engine/container.h): parts are found by (database, name),
 // cached here per database so that the hot path takes no catalog mutex.
+//
+// Change feed: every create, replace and delete is appended to its container's feed
+// (engine/change_feed.h) while this shard is held, so that the feed's order is the commit
+// order. A deletion by time to live enters it when the item is physically deleted (by the
+// reclaimer, or by a command that meets the expired item), not at its deadline, as in Cosmos
+// DB; the deadline is recorded with it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +55,7 @@ struct Item {
   int64_t ttl = kNoItemTtl;
   uint64_t etag = 0;
   uint64_t serial = 0;  // nonzero while filed in the wheel
+  uint64_t feed_lsn = 0;  // the lsn of its last change in the container's feed (previousImageLSN)
   ContainerPart* part = nullptr;
   Item* prev = nullptr;
   Item* next = nullptr;
@@ -127,6 +135,10 @@ class ItemStore {
   // Who hears of items deleted by expiry (item events); nullptr: nobody.
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   ItemJsonParser& json() { return json_; }
+  // The live change-feed retention in bytes per container (server config); nullptr: the
+  // default. The pointee must outlive the store.
+  void SetChangeFeedRetention(const std::atomic<uint64_t>* bytes) { feed_retention_ = bytes; }
+  static constexpr uint64_t kDefaultChangeFeedRetention = 16 * 1024 * 1024;
 
   // This shard's part of live container `container` of database `db`, or nullptr if the
   // container does not exist there.
@@ -168,9 +180,17 @@ class ItemStore {
  private:
   Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
   void Destroy(ContainerPart& part, Item* item);
-  // Destroy for an item whose time to live ran out: reported to the listener first.
-  void DestroyExpired(ContainerPart& part, Item* item);
+  // Destroy for an item whose time to live ran out: reported to the listener and the change
+  // feed first.
+  void DestroyExpired(ContainerPart& part, Item* item, int64_t now_ms);
   void CountLazy(ContainerPart& part);
+  // Appends the item's create or replace (as just written) to its container's feed.
+  void RecordWrite(ContainerPart& part, Item* item, bool replaced, int64_t now_ms);
+  // Appends the deletion of an item about to be destroyed.
+  void RecordDelete(ContainerPart& part, const Item& item, int64_t now_ms, const DeleteCause& cause);
+  uint64_t FeedRetention() const {
+    return feed_retention_ ? feed_retention_->load(std::memory_order_relaxed) : kDefaultChangeFeedRetention;
+  }
   void File(Item* item);
   void Unfile(Item* item);
   // Moves own-ttl items whose deadline passed into their container's fired list.
@@ -197,6 +217,8 @@ class ItemStore {
   size_t items_stored_ = 0;
   bool blocked_ = false;
   KeyEventListener* listener_ = nullptr;
+  const std::atomic<uint64_t>* feed_retention_ = nullptr;
+  std::string feed_doc_;  // scratch for rendering the item of a change
 };
 
 }  // namespace lapse::engine

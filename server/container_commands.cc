@@ -19,6 +19,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
+#include "server/container_budget.h"
 #include "server/command_table.h"
 #include "server/fanout.h"
 #include "server/key_util.h"
@@ -64,12 +65,15 @@ bool Throttled(ShardCommand& c, ContainerPart& part) {
   return ThrottledAt(c.charge, c.reply, c.server, *part.info, c.now_ms);
 }
 
-// `info` may be null (no such container); the charge holds it otherwise.
+}  // namespace
+
 bool ThrottledFanout(ConnCommand& c, const std::shared_ptr<engine::ContainerInfo>& info) {
   if (!info) return false;
   c.charge.Hold(info);
   return ThrottledAt(c.charge, c.reply, c.server, *info, c.server.clock().NowMs());
 }
+
+namespace {
 
 void CmdCSetRu(ConnCommand& c) {
   // Like Cosmos DB, which refuses to set throughput on a container of a serverless account.
