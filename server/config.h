@@ -65,6 +65,9 @@ struct Settings {
   int64_t tracking_table_max_keys = 1000000;  // keys client-side caching tracks at most; 0: no limit
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
+  // Bytes of change documents each container's change feed keeps (ICHANGES); the newest
+  // change is kept whatever its size.
+  int64_t change_feed_retention = 16ll * 1024 * 1024;
   std::vector<std::pair<std::string, std::string>> renamed_commands;
 };
 
