@@ -343,8 +343,9 @@ void Dispatcher::RememberKeys(const CommandSpec& spec, Args args, ReadPhase phas
   if (!(flags & kTrackingOn) || (flags & kTrackingBcast)) return;
   bool caching = flags & kTrackingCaching;
   if (((flags & kTrackingOptin) && !caching) || ((flags & kTrackingOptout) && caching)) return;
-  // Shard channels are keys to the command table, not to a cache.
-  if (spec.flags & kPubSub) return;
+  // Shard channels are keys to the command table, not to a cache; items (IGET) are not keys,
+  // and their changes are not tracked.
+  if (spec.flags & (kPubSub | kItemKey)) return;
   Tracking& tracking = server_.tracking();
   auto remember = [&](std::string_view key) {
     if (tracking.Remember(me, key) && phase == ReadPhase::kBefore) provisional.emplace_back(key);

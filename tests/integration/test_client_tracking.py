@@ -564,6 +564,19 @@ def test_info_counts_clients_keys_items_and_prefixes(clean):
         wait_until(lambda: tracking_stats(admin)["tracking_total_prefixes"] == 0, what="their prefixes to go")
 
 
+@pytest.mark.lapse_only
+def test_items_are_not_tracked(clean):
+    """Container items are not keys: reading one records nothing (not even the container's
+    name as a key), and a key of the same name stays untracked."""
+    with resp3_client(clean) as tracker, clean.client() as admin:
+        assert admin.call("IPUT", "box", "item1", '{"a":1}') is not None
+        assert tracker.call("CLIENT", "TRACKING", "on") == "OK"
+        assert tracker.call("IGET", "box", "item1") is not None
+        assert tracking_stats(admin)["tracking_total_keys"] == 0
+        assert admin.call("SET", "box", "v") == "OK"
+        assert pushes_until_pong(tracker) == []
+
+
 def client_fields(c, client_id):
     line = c.call("CLIENT", "LIST", "ID", str(client_id)).decode().strip()
     return dict(f.split("=", 1) for f in line.split(" "))
