@@ -1,5 +1,7 @@
 #include "server/client_session.h"
 
+#include "server/tracking.h"
+
 namespace lapse::server {
 
 namespace {
@@ -11,8 +13,18 @@ std::string Flags(const ClientInfo& c) {
   if (c.subscribed()) flags += 'P';
   if (c.multi_queued.load() >= 0) flags += 'x';
   if (c.is_blocked.load(std::memory_order_relaxed)) flags += 'b';
+  uint32_t tracking = c.tracking.load(std::memory_order_relaxed);
+  if (tracking & kTrackingOn) flags += 't';
+  if (tracking & kTrackingBrokenRedirect) flags += 'R';
+  if (tracking & kTrackingBcast) flags += 'B';
   if (c.watcher.IsDirty()) flags += 'd';
   return flags.empty() ? "N" : flags;
+}
+
+// CLIENT LIST's redir=: where a tracking client's invalidations go, -1 when not tracking.
+std::string Redirect(const ClientInfo& c) {
+  if (!(c.tracking.load(std::memory_order_relaxed) & kTrackingOn)) return "-1";
+  return std::to_string(c.tracking_redirect.load(std::memory_order_relaxed));
 }
 }  // namespace
 
@@ -49,7 +61,7 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
            " ssub=" + std::to_string(c->subscribed_shard_channels.load()) + " multi=" +
            std::to_string(c->multi_queued.load()) + " qbuf=" +
            std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-           std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=-1 resp=" +
+           std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=" + Redirect(*c) + " resp=" +
            std::to_string(c->resp.load()) + "\n";
   }
   return out;

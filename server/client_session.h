@@ -52,6 +52,10 @@ struct ClientInfo {
   // Pub/Sub messages and other pushes from other clients (server/pubsub.h).
   PushOutbox push;
   std::atomic<uint64_t> subscribed_channels{0}, subscribed_patterns{0}, subscribed_shard_channels{0};
+  // Client-side caching (server/tracking.h): TrackingFlag bits, and the id of the client its
+  // invalidations go to (0: itself). Written by its own thread, read by any.
+  std::atomic<uint32_t> tracking{0};
+  std::atomic<uint64_t> tracking_redirect{0};
   bool subscribed() const {
     return subscribed_channels.load(std::memory_order_relaxed) + subscribed_patterns.load(std::memory_order_relaxed) +
                subscribed_shard_channels.load(std::memory_order_relaxed) >

@@ -218,6 +218,7 @@ const std::vector<Option>& Options() {
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
+      IntOption("tracking-table-max-keys", true, &Settings::tracking_table_max_keys, 0, INT64_MAX),
       // Redis 7.0's name and its older alias, one setting.
       IntOption("busy-reply-threshold", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
       IntOption("lua-time-limit", true, &Settings::busy_reply_threshold, 0, INT64_MAX),
@@ -439,6 +440,7 @@ std::string Config::Usage() {
          "                             replies exceed HARD, or SOFT for SECONDS (default: no limit)\n"
          "  --maxmemory BYTES          refuse writes above this much memory; 0 = no limit\n"
          "  --hll-sparse-max-bytes BYTES  a sparse HyperLogLog growing past this turns dense (3000)\n"
+         "  --tracking-table-max-keys N  keys client-side caching tracks at most; 0 = no limit (1000000)\n"
          "  --hash-max-listpack-entries N  a hash with more fields leaves the packed layout (512)\n"
          "  --hash-max-listpack-value BYTES  a longer field or value moves a hash to a table (64)\n"
          "  --set-max-intset-entries N  a set of more integers leaves the intset layout (512)\n"

@@ -62,6 +62,7 @@ struct Settings {
   int64_t zset_max_listpack_entries = 128;
   int64_t zset_max_listpack_value = 64;
   int64_t hll_sparse_max_bytes = 3000;  // a sparse HyperLogLog longer than this turns dense
+  int64_t tracking_table_max_keys = 1000000;  // keys client-side caching tracks at most; 0: no limit
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
   // Bytes of change documents each container's change feed keeps (ICHANGES); the newest

@@ -13,6 +13,7 @@
 #include "server/help_reply.h"
 #include "server/blocking.h"
 #include "server/server.h"
+#include "server/tracking.h"
 #include "server/transaction.h"
 
 namespace lapse::server {
@@ -155,6 +156,7 @@ void CmdSelect(ConnCommand& c) {
 void CmdReset(ConnCommand& c) {
   EndTransaction(c.server, c.session);
   LeaveAllSubscriptions(c.server, c.session);
+  c.server.tracking().Disable(*c.session.info);
   c.session.db = 0;
   c.session.info->db.store(0);
   c.session.resp = protocol::RespVersion::kResp2;
@@ -247,6 +249,7 @@ void CmdClient(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
   if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c);
   if (EqualsIgnoreCase(sub, "UNBLOCK")) return ClientUnblock(c);
+  if (RunTrackingSubcommand(c)) return;
   ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                       "ID", "    Return the ID of the current connection.",
                       "GETNAME", "    Return the name of the current connection.",
@@ -257,7 +260,16 @@ void CmdClient(ConnCommand& c) {
                       "INFO", "    Return information about the current client connection.",
                       "KILL ID <id>", "    Kill the connection with this id.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-                      "    Unblock the specified blocked client."});
+                      "    Unblock the specified blocked client.",
+                      "CACHING (YES|NO)",
+                      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                      "GETREDIR",
+                      "    Return the client ID we are redirecting to when tracking is enabled.",
+                      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                      "         [OPTIN] [OPTOUT] [NOLOOP]",
+                      "    Control server assisted client side caching.",
+                      "TRACKINGINFO",
+                      "    Report tracking status for the current connection."});
 }
 
 }  // namespace
@@ -280,7 +292,8 @@ void RegisterConnectionCommands(CommandTable& table) {
              "Disables read queries for a connection to a cluster replica node"});
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
   table.Add({"client", -2, kNoScript, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
-            {{"getname", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"setinfo", 4}, {"setname", 3}, {"unblock", -3}});
+            {{"caching", 3}, {"getname", 2}, {"getredir", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2},
+             {"setinfo", 4}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3}});
 }
 
 }  // namespace lapse::server

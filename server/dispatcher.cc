@@ -261,6 +261,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (!admission.ok()) {
       Refuse(admission, reply);
       ChargeRefusal();
+      EndCachingAnswer(admission.spec);
       continue;
     }
     const CommandSpec& spec = *admission.spec;
@@ -273,7 +274,18 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     auto start = std::chrono::steady_clock::now();
     try {
       ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
-      if (!RunAtOnce(spec, args, out)) co_await RunFanoutCommand(spec, args, out);
+      tracking_context_.client = session_.info.get();
+      tracking_context_.provisional.clear();  // what an abandoned command may have left
+      TrackingScope tracking_scope(&tracking_context_);
+      outer_spec_ = &spec;
+      outer_args_ = &args;
+      TrackReads(spec, args, ReadPhase::kBefore);
+      if (!RunAtOnce(spec, args, out)) {
+        co_await RunFanoutCommand(spec, args, out);
+        // Other clients of this thread may have run commands meanwhile.
+        Tracking::Current() = &tracking_context_;
+      }
+      TrackReads(spec, args, ReadPhase::kAfter);
       before -= flushed_ - flushed;
     } catch (const ShardSet::WaitAbandoned&) {
       // It waited for a shard that a busy script holds: nothing was done, and it answers BUSY.
@@ -284,12 +296,80 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     }
     CountCall(spec, admission.stat_id, start, args, *out, before);
     // Messages that reached this client while its command ran, its own command's among them,
-    // go before that command's reply, as Redis sends them.
-    if (!session_.info->push.empty()) [[unlikely]] out->insert(before, session_.info->push.Take());
+    // go before that command's reply, as Redis sends them; invalidations go after it, its
+    // own command's too (as in Redis 7.0), and before the next command's reply.
+    PushOutbox& push = session_.info->push;
+    if (!push.empty()) [[unlikely]] out->insert(before, push.TakeMessages());
+    if (!tracking_context_.pending.empty()) [[unlikely]] server_.tracking().DeliverPending(tracking_context_);
+    if (!push.empty()) [[unlikely]] out->append(push.Take());
+    EndCachingAnswer(&spec);
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
+  // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,
+  // and the tracking table brought back under its limit.
+  Tracking& tracking = server_.tracking();
+  tracking.FlushBroadcasts();
+  if (tracking.clients() > 0) [[unlikely]] tracking.EnforceMaxKeys(nullptr);
   co_return ran;
+}
+
+// ---- client-side caching ----
+
+namespace {
+// Commands that name their keys by count (Redis's movablekeys), which the table does not
+// locate: where the count is; the keys follow it.
+std::optional<size_t> KeyCountIndex(const CommandSpec& spec) {
+  for (std::string_view name : {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}) {
+    if (spec.name == name) return 2;  // EVAL script numkeys key ...
+  }
+  for (std::string_view name : {"sintercard", "zunion", "zinter", "zdiff", "zintercard"}) {
+    if (spec.name == name) return 1;  // ZUNION numkeys key ...
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+void Dispatcher::TrackReads(const CommandSpec& spec, Args args, ReadPhase phase) {
+  if (!(session_.info->tracking.load(std::memory_order_relaxed) & kTrackingOn)) [[likely]] return;
+  if (spec.flags & kReadOnly) RememberKeys(spec, args, phase);
+}
+
+void Dispatcher::RememberKeys(const CommandSpec& spec, Args args, ReadPhase phase) {
+  std::vector<std::string>& provisional = tracking_context_.provisional;
+  if (phase == ReadPhase::kAfter) provisional.clear();
+  const ClientInfo& me = *session_.info;
+  uint32_t flags = me.tracking.load(std::memory_order_relaxed);
+  if (!(flags & kTrackingOn) || (flags & kTrackingBcast)) return;
+  bool caching = flags & kTrackingCaching;
+  if (((flags & kTrackingOptin) && !caching) || ((flags & kTrackingOptout) && caching)) return;
+  // Shard channels are keys to the command table, not to a cache; items (IGET) are not keys,
+  // and their changes are not tracked.
+  if (spec.flags & (kPubSub | kItemKey)) return;
+  Tracking& tracking = server_.tracking();
+  auto remember = [&](std::string_view key) {
+    if (tracking.Remember(me, key) && phase == ReadPhase::kBefore) provisional.emplace_back(key);
+  };
+  if (std::optional<size_t> at = KeyCountIndex(spec)) {
+    // Like Redis, a count the arguments cannot satisfy names no key.
+    int64_t count = 0;
+    if (args.size() <= *at || !protocol::ParseInt64(args[*at], &count) || count < 0 ||
+        count > static_cast<int64_t>(args.size() - *at - 1)) {
+      return;
+    }
+    for (size_t i = *at + 1; i <= *at + static_cast<size_t>(count); ++i) remember(args[i]);
+    return;
+  }
+  // SORT_RO reads other keys through BY and GET, but Redis counts only the sorted one.
+  if (spec.name == "sort_ro") return remember(args[1]);
+  ForEachKeyIndex(spec, args, [&](size_t i) { remember(args[i]); });
+}
+
+void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
+  std::atomic<uint32_t>& flags = session_.info->tracking;
+  if (!(flags.load(std::memory_order_relaxed) & kTrackingCaching)) [[likely]] return;
+  if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
+  flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
@@ -336,6 +416,10 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   session_.resp = resp;
   size_t before = out->size();
   auto start = std::chrono::steady_clock::now();
+  // A script that stepped aside for other clients (a busy one) resumes here: its commands
+  // run as its client's, whatever ran on the thread meanwhile.
+  Tracking::CommandContext* outer_context = std::exchange(Tracking::Current(), &tracking_context_);
+  bool outer_in_script = std::exchange(tracking_context_.in_script, true);
   if (!RunAtOnce(*spec, args, out)) {
     // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
     // so a private io_context runs it to the end here, on this thread.
@@ -344,7 +428,11 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
     inline_context.run();
   }
   CountCall(*spec, stat_id, start, args, *out, before);
+  tracking_context_.in_script = outer_in_script;
+  Tracking::Current() = outer_context;
   session_.resp = client_resp;
+  // Redis 7.0 tracks the keys the script declared, not those its commands read.
+  if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_, ReadPhase::kAfter);
   if (spec->flags & kWrite) {
     step.ForbidRestart();
     int thread = ShardSet::CurrentThreadIndex();
@@ -423,8 +511,12 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     counters.Bump(counters.commands);
     size_t before = out->size();
     auto start = std::chrono::steady_clock::now();
+    outer_spec_ = q.spec;
+    outer_args_ = &args;
+    TrackReads(*q.spec, args, ReadPhase::kBefore);
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
+    TrackReads(*q.spec, args, ReadPhase::kAfter);
     CountCall(*q.spec, q.stat_id, start, args, *out, before);
   }
   EndTransaction(server_, session_);

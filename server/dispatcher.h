@@ -28,6 +28,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/lua_engine.h"
+#include "server/tracking.h"
 
 namespace lapse::server {
 
@@ -108,6 +109,16 @@ class Dispatcher {
     if (!(spec.flags & kNoCharge)) session_.last_charge = charge;
     charge_sum_ += charge;
   }
+  // Client-side caching (server/tracking.h). Records the keys a read-only command reads, if
+  // this client tracks them: before it runs (kBefore: provisionally, so that a write from
+  // another thread between the read and the record is not missed) and after (kAfter).
+  enum class ReadPhase { kBefore, kAfter };
+  void TrackReads(const CommandSpec& spec, Args args, ReadPhase phase);
+  // Records the keys of `spec` with `args` (a script's declared keys too), whatever the command.
+  void RememberKeys(const CommandSpec& spec, Args args, ReadPhase phase);
+  // After every command: CLIENT CACHING's answer lasts one command (or one MULTI ... EXEC),
+  // and a CLIENT subcommand, as in Redis, does not count.
+  void EndCachingAnswer(const CommandSpec* spec);
   // What CLIENT LIST shows as cmd=: a name that lives in the command table, or nullptr.
   void RecordLastCommand(const std::string* name) { session_.info->last_command.store(name, std::memory_order_relaxed); }
 
@@ -115,6 +126,11 @@ class Dispatcher {
   ClientSession& session_;
   double charge_sum_ = 0;  // what the commands of the running EXEC or script cost so far
   size_t flushed_ = 0;     // bytes FlushReplies took out of the output buffer, ever
+  Tracking::CommandContext tracking_context_;
+  // The command a script runs for (EVAL, FCALL, even inside EXEC): a read in the script
+  // tracks that command's declared keys, as in Redis 7.0.
+  const CommandSpec* outer_spec_ = nullptr;
+  const std::vector<std::string_view>* outer_args_ = nullptr;
 };
 
 }  // namespace lapse::server

@@ -73,6 +73,7 @@ void CmdPfAdd(ShardCommand& c) {
     if (!updated) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Integer(0);
     hll::InvalidateCache(e->mutable_value());
     c.db.Touch(key);
+    NotifyKeyspace(c, kEventString, "pfadd", key);
     ChargeWrite(c.charge, true, bytes);
     return c.reply.Integer(1);
   }
@@ -154,6 +155,8 @@ void CountOne(ConnCommand& c, int db, int64_t now) {
     card = *estimate;
     hll::StoreCachedCardinality(e->mutable_value(), card);
     d.Touch(key);
+    // Redis signals the change (no keyspace event): tracking clients drop the old bytes.
+    c.server.tracking().KeyModified(key);
   });
   if (!error.empty()) return c.reply.Error(error);
   c.reply.Integer(static_cast<int64_t>(card));

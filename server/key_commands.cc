@@ -514,7 +514,10 @@ void CmdScan(ConnCommand& c) {
 awaitable<void> YieldThread(ConnCommand& c) {
   // Inside EXEC the command holds its shards and finishes at once: nobody else may run.
   if (ShardSet::InAtomicStep()) co_return;
+  // Others' commands run meanwhile, each the thread's tracking context in its turn.
+  Tracking::CommandContext* context = Tracking::Current();
   co_await asio::post(c.server.shards().context(c.session.home), use_awaitable);
+  Tracking::Current() = context;
 }
 
 // DBSIZE is exact, as every read surface is: keys already due are deleted first. After a mass
@@ -611,6 +614,8 @@ void Flush(ConnCommand& c, bool all_dbs) {
   });
   // ASYNC frees the old entries on a helper thread, so the shards are free at once.
   if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();
+  // Like Redis, either flush tells every tracking client to drop its whole cache.
+  c.server.tracking().Flushed();
   c.reply.Ok();
 }
 

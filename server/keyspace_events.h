@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "engine/key_events.h"
+#include "server/tracking.h"
 
 namespace lapse::server {
 
@@ -50,11 +51,17 @@ std::string FormatEventClasses(uint32_t mask);
 
 class KeyspaceEvents : public engine::KeyEventListener {
  public:
-  explicit KeyspaceEvents(PubSub& pubsub) : pubsub_(pubsub) {}
+  // Every change reported here also invalidates the key for client-side caching (`tracking`,
+  // server/tracking.h), whether or not its class is enabled.
+  KeyspaceEvents(PubSub& pubsub, Tracking* tracking) : pubsub_(pubsub), tracking_(tracking) {}
 
   void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
   // Publishes `event` on `key` of database `db` if its class is enabled.
   void Notify(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
+    // A miss changes nothing, and a new key is reported by the write that made it.
+    if (event_class != kEventKeyMiss && event_class != kEventNew) {
+      tracking_->KeyModified(key, event_class == kEventExpired);
+    }
     uint32_t mask = mask_.load(std::memory_order_relaxed);
     if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
       Publish(mask, event, key, db);
@@ -85,6 +92,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void PublishItem(std::string_view event, std::string_view container, std::string_view id, uint32_t db) const;
 
   PubSub& pubsub_;
+  Tracking* tracking_;
   std::atomic<uint32_t> mask_{0};
 };
 

@@ -34,10 +34,10 @@ std::atomic<uint64_t>& CountOf(ClientInfo& client, SubscriptionKind kind) {
 // ---- PushOutbox ----
 
 void PushOutbox::Append(std::string_view bytes, const OutputBufferLimit& limit, uint64_t unsent_elsewhere,
-                        int64_t now_ms, const std::function<void()>& kill) {
+                        int64_t now_ms, const std::function<void()>& kill, bool after_reply) {
   std::lock_guard lock(mu_);
   if (dropped_) return;
-  uint64_t unsent = unsent_elsewhere + bytes_.size() + bytes.size();
+  uint64_t unsent = unsent_elsewhere + bytes_.size() + after_reply_.size() + bytes.size();
   bool over_hard = limit.hard > 0 && unsent > static_cast<uint64_t>(limit.hard);
   bool over_soft = limit.soft > 0 && unsent > static_cast<uint64_t>(limit.soft);
   if (!over_soft) {
@@ -50,21 +50,32 @@ void PushOutbox::Append(std::string_view bytes, const OutputBufferLimit& limit, 
     // Like Redis, the client is closed without the rest: what it has not read is lost anyway.
     dropped_ = true;
     bytes_ = std::string();
+    after_reply_ = std::string();
     size_.store(0, std::memory_order_release);
     if (kill) kill();
     return;
   }
-  bool was_empty = bytes_.empty();
-  bytes_.append(bytes);
-  size_.store(bytes_.size(), std::memory_order_release);
+  bool was_empty = bytes_.empty() && after_reply_.empty();
+  (after_reply ? after_reply_ : bytes_).append(bytes);
+  size_.store(bytes_.size() + after_reply_.size(), std::memory_order_release);
   if (was_empty && wake_) wake_();
 }
 
 std::string PushOutbox::Take() {
   std::lock_guard lock(mu_);
   std::string out = std::move(bytes_);
+  out.append(after_reply_);
   bytes_ = std::string();
+  after_reply_ = std::string();
   size_.store(0, std::memory_order_release);
+  return out;
+}
+
+std::string PushOutbox::TakeMessages() {
+  std::lock_guard lock(mu_);
+  std::string out = std::move(bytes_);
+  bytes_ = std::string();
+  size_.store(after_reply_.size(), std::memory_order_release);
   return out;
 }
 

@@ -17,8 +17,11 @@
 // are discarded at once.
 //
 // A message for the client whose own command publishes it (a RESP3 client PUBLISHing to a
-// channel it listens to) goes through its outbox too; the dispatcher puts what the outbox
-// holds after a command before that command's reply, as Redis orders them.
+// channel it listens to) goes through its outbox too; the dispatcher puts the messages the
+// outbox holds after a command before that command's reply, as Redis orders them.
+// Invalidations (server/tracking.h) are kept apart and go after the reply: one that arrived
+// while the command ran may be for a write made after the command read the key, and a
+// client that saw it first would cache the stale reply.
 #pragma once
 
 #include <atomic>
@@ -44,11 +47,15 @@ class PushOutbox {
  public:
   // Appends `bytes` for the client to read. Over the limit the client is killed (`kill`)
   // and this and every later push is dropped. `unsent_elsewhere` is what the connection
-  // already holds unwritten (its write in progress).
+  // already holds unwritten (its write in progress). `after_reply`: bytes that must not
+  // precede the reply of a command the client is running (invalidations).
   void Append(std::string_view bytes, const OutputBufferLimit& limit, uint64_t unsent_elsewhere, int64_t now_ms,
-              const std::function<void()>& kill);
-  // Everything appended so far, handed over to the connection.
+              const std::function<void()>& kill, bool after_reply = false);
+  // Everything appended so far, handed over to the connection: the messages, then what must
+  // follow a reply.
   std::string Take();
+  // Only the messages, which may go before the reply of the command that just ran.
+  std::string TakeMessages();
   bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
   // How the connection is woken when the outbox stops being empty; set once it serves the
   // client, cleared when it goes. Called under the outbox's lock: it must only post.
@@ -57,7 +64,8 @@ class PushOutbox {
  private:
   mutable std::mutex mu_;
   std::string bytes_;
-  std::atomic<size_t> size_{0};
+  std::string after_reply_;
+  std::atomic<size_t> size_{0};  // of both
   std::function<void()> wake_;
   int64_t over_soft_since_ms_ = -1;
   bool dropped_ = false;

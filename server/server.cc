@@ -95,6 +95,7 @@ void Server::ApplySettings() {
   zset_max_listpack_entries_.store(static_cast<size_t>(live.zset_max_listpack_entries), std::memory_order_relaxed);
   zset_max_listpack_value_.store(static_cast<size_t>(live.zset_max_listpack_value), std::memory_order_relaxed);
   hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
+  tracking_.set_max_keys(live.tracking_table_max_keys);
   change_feed_retention_.store(static_cast<uint64_t>(live.change_feed_retention), std::memory_order_relaxed);
   auto store_limit = [](std::atomic<int64_t>* to, const OutputBufferLimit& from) {
     to[0].store(from.hard, std::memory_order_relaxed);

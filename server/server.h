@@ -30,6 +30,7 @@
 #include "server/keyspace_events.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
+#include "server/tracking.h"
 
 namespace lapse::server {
 
@@ -124,6 +125,8 @@ class Server {
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
   // holds its shard sees a const Server.
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
+  // Client-side caching: who tracks which keys (server/tracking.h).
+  Tracking& tracking() { return tracking_; }
   // True when maxmemory is set and the process uses more; writes that may grow memory are
   // then refused (maxmemory-policy noeviction).
   bool OverMaxmemory() {
@@ -171,7 +174,9 @@ class Server {
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
   PubSub pubsub_{[this] { return output_limit(true); }, [this] { return clock_.NowMs(); }};
-  KeyspaceEvents keyspace_events_{pubsub_};
+  Tracking tracking_{clients_, [this](bool subscriber) { return output_limit(subscriber); },
+                     [this] { return clock_.NowMs(); }};
+  KeyspaceEvents keyspace_events_{pubsub_, &tracking_};
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;

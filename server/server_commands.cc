@@ -502,8 +502,8 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "cluster_connections", uint64_t{0});
     Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
     Line(out, "blocked_clients", static_cast<uint64_t>(c.server.blocking().blocked_clients.load()));
-    // No client tracking or cluster yet, and blocked clients are not kept in a timeout table.
-    Line(out, "tracking_clients", uint64_t{0});
+    // No cluster yet, and blocked clients are not kept in a timeout table.
+    Line(out, "tracking_clients", static_cast<uint64_t>(c.server.tracking().clients()));
     Line(out, "clients_in_timeout_table", uint64_t{0});
   }
   if (want("memory")) {
@@ -557,6 +557,9 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "pubsub_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(false)));
     Line(out, "pubsub_patterns", static_cast<uint64_t>(c.server.pubsub().PatternCount()));
     Line(out, "pubsubshard_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(true)));
+    Line(out, "tracking_total_keys", static_cast<uint64_t>(c.server.tracking().keys()));
+    Line(out, "tracking_total_items", static_cast<uint64_t>(c.server.tracking().items()));
+    Line(out, "tracking_total_prefixes", static_cast<uint64_t>(c.server.tracking().prefixes()));
     Line(out, "total_error_replies", c.server.error_stats().total());
     Line(out, "unexpected_error_replies", uint64_t{0});
   }
