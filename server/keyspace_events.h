@@ -64,6 +64,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
   // Redis 7.4's event for fields deleted by their own deadlines.
   void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
+  void KeyEvicted(uint32_t db, std::string_view key) override { Notify(kEventEvicted, "evicted", key, db); }
   void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
   void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 
