@@ -6,6 +6,14 @@
 // the moment CSETTTL stores a new DefaultTimeToLive, every shard's next read uses it — there
 // is no per-shard copy to fall out of date. The catalog maps names to infos under a mutex;
 // shards cache the pointer, and a dropped container is recognised by its `dropped` flag.
+//
+// A container belongs to a numbered database, as a Cosmos DB container belongs to its
+// database: the catalog is keyed by (database, name), so the same name in two databases is
+// two containers. Whatever acts on a whole database acts on its containers too (FLUSHDB drops
+// them, SWAPDB swaps them); CMOVE moves one, as MOVE moves a key. SwapDbs and Move re-key the
+// catalog only: the caller holds every shard meanwhile and re-keys the shards' caches of it
+// (ItemStore::SwapDbs, ItemStore::MoveToDb) in the same atomic step, so that no command sees
+// the catalog and a shard disagree.
 #pragma once
 
 #include <atomic>
@@ -18,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/change_feed.h"
 #include "engine/request_units.h"
 
 namespace lapse::engine {
@@ -43,9 +52,12 @@ struct ItemReclaimStats {
 };
 
 struct ContainerInfo {
-  ContainerInfo(std::string container_name, uint64_t container_id, ItemReclaimStats* stats)
-      : name(std::move(container_name)), id(container_id), server_stats(stats) {}
+  ContainerInfo(std::string container_name, uint32_t database, uint64_t container_id, ItemReclaimStats* stats)
+      : name(std::move(container_name)), db(database), id(container_id), server_stats(stats) {}
   const std::string name;
+  // The database it belongs to. Changed only by the catalog (SWAPDB, CMOVE) while every shard
+  // is held, so a reader holding any shard sees a value that agrees with that shard's cache.
+  std::atomic<uint32_t> db;
   const uint64_t id;  // unique for the life of the process, even across drop and re-create
   ItemReclaimStats* const server_stats;  // the catalog's, which outlives every container
   std::atomic<int64_t> default_ttl{kTtlOff};
@@ -60,6 +72,15 @@ struct ContainerInfo {
   std::atomic<int64_t> ru_user_total_milli{0};
   std::atomic<int64_t> ru_reclaim_total_milli{0};
   LagHistogram lag;
+  // Every change to its items (ICHANGES); it goes with the container wherever it is kept.
+  ChangeFeed feed;
+
+  // Marks the container dropped: its shards free its items in the background, and its change
+  // feed closes at once, waking whoever waits on it.
+  void MarkDropped() {
+    dropped.store(true);
+    feed.Close();
+  }
 };
 
 // The effective ttl in seconds of an item under a container setting, or nullopt if it never
@@ -73,18 +94,33 @@ inline std::optional<int64_t> EffectiveTtl(int64_t default_ttl, int64_t item_ttl
 
 class ContainerCatalog {
  public:
-  std::shared_ptr<ContainerInfo> Find(std::string_view name) const;
-  // Creates the container (TTL off) if it does not exist.
-  std::shared_ptr<ContainerInfo> FindOrCreate(std::string_view name);
+  // Container `name` of database `db`, or nullptr.
+  std::shared_ptr<ContainerInfo> Find(uint32_t db, std::string_view name) const;
+  // Creates the container (TTL off) in `db` if it does not exist there.
+  std::shared_ptr<ContainerInfo> FindOrCreate(uint32_t db, std::string_view name);
   // Marks the container dropped and forgets it; false if there was none.
-  bool Drop(std::string_view name);
+  bool Drop(uint32_t db, std::string_view name);
+  // FLUSHDB: drops every container of `db`.
+  void DropDb(uint32_t db);
+  // FLUSHALL: drops every container of every database.
   void DropAll();
-  std::vector<std::string> Names() const;  // sorted
+  // SWAPDB: the containers of `a` become those of `b` and the other way round.
+  void SwapDbs(uint32_t a, uint32_t b);
+  // CMOVE: moves container `name` from database `from` to `to`, settings, budget and figures
+  // with it; false (nothing done) when it is not in `from` or `to` already has that name.
+  bool Move(std::string_view name, uint32_t from, uint32_t to);
+  std::vector<std::string> Names(uint32_t db) const;  // sorted
+  // Containers per database, only those that have some (INFO reclaim).
+  std::map<uint32_t, size_t> CountsByDb() const;
+  size_t Count() const;
   ItemReclaimStats& stats() { return stats_; }
 
  private:
+  using ByName = std::map<std::string, std::shared_ptr<ContainerInfo>, std::less<>>;
+  static void MarkDropped(ByName& containers);
+
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<ContainerInfo>, std::less<>> by_name_;
+  std::map<uint32_t, ByName> by_db_;  // a database without containers may have no entry
   uint64_t next_id_ = 1;
   ItemReclaimStats stats_;
 };

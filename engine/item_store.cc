@@ -48,30 +48,59 @@ ItemStore::ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_m
     : catalog_(catalog), wheel_(now_ms), next_etag_((static_cast<uint64_t>(shard_id) + 1) << 48) {}
 
 ItemStore::~ItemStore() {
-  for (auto& [name, part] : parts_) dropped_.push_back(std::move(part));
+  for (PartsByName& parts : parts_) {
+    for (auto& [name, part] : parts) dropped_.push_back(std::move(part));
+  }
   parts_.clear();
   FreeDropped(SIZE_MAX);
 }
 
+ItemStore::PartsByName& ItemStore::PartsOf(uint32_t db) {
+  if (db >= parts_.size()) parts_.resize(static_cast<size_t>(db) + 1);
+  return parts_[db];
+}
+
 ContainerPart* ItemStore::Attach(std::shared_ptr<ContainerInfo> info) {
-  auto& slot = parts_[info->name];
+  auto& slot = PartsOf(info->db.load(std::memory_order_relaxed))[info->name];
   if (slot) dropped_.push_back(std::move(slot));
   slot = std::make_unique<ContainerPart>(std::move(info));
   return slot.get();
 }
 
-ContainerPart* ItemStore::Find(std::string_view container) {
-  auto it = parts_.find(std::string(container));
-  if (it != parts_.end() && !it->second->info->dropped.load(std::memory_order_acquire)) return it->second.get();
+ContainerPart* ItemStore::Find(uint32_t db, std::string_view container) {
+  if (db < parts_.size()) {
+    auto it = parts_[db].find(std::string(container));
+    if (it != parts_[db].end() && !it->second->info->dropped.load(std::memory_order_acquire)) return it->second.get();
+  }
   // Not cached here yet, or the cached part belongs to a dropped incarnation.
-  auto info = catalog_.Find(container);
+  auto info = catalog_.Find(db, container);
   if (!info) return nullptr;
   return Attach(std::move(info));
 }
 
-ContainerPart* ItemStore::FindOrCreate(std::string_view container) {
-  if (ContainerPart* part = Find(container)) return part;
-  return Attach(catalog_.FindOrCreate(container));
+ContainerPart* ItemStore::FindOrCreate(uint32_t db, std::string_view container) {
+  if (ContainerPart* part = Find(db, container)) return part;
+  return Attach(catalog_.FindOrCreate(db, container));
+}
+
+void ItemStore::SwapDbs(uint32_t a, uint32_t b) {
+  if (a == b) return;
+  PartsOf(std::max(a, b));  // grown first: PartsOf may reallocate, which would leave a dangling reference
+  std::swap(parts_[a], parts_[b]);
+}
+
+void ItemStore::MoveToDb(std::string_view container, uint32_t from, uint32_t to) {
+  if (from >= parts_.size()) return;
+  auto node = parts_[from].extract(std::string(container));
+  if (node.empty()) return;  // this shard never cached it: Find will, from the catalog
+  PartsByName& target = PartsOf(to);
+  // What the target still caches under that name can only be a dropped incarnation (the
+  // catalog refuses to move onto a live one): its memory is freed like any dropped part's.
+  if (auto old = target.find(node.key()); old != target.end()) {
+    dropped_.push_back(std::move(old->second));
+    target.erase(old);
+  }
+  target.insert(std::move(node));
 }
 
 Item* ItemStore::Lookup(ContainerPart& part, std::string_view id, uint64_t* hash) {
@@ -99,9 +128,21 @@ void ItemStore::Unfile(Item* item) {
   }
 }
 
-void ItemStore::DestroyExpired(ContainerPart& part, Item* item) {
-  if (listener_ != nullptr) [[unlikely]] listener_->ItemExpired(part.info->name, item->id);
+void ItemStore::DestroyExpired(ContainerPart& part, Item* item, int64_t now_ms) {
+  if (listener_ != nullptr) [[unlikely]] {
+    listener_->ItemExpired(part.info->db.load(std::memory_order_relaxed), part.info->name, item->id);
+  }
+  RecordDelete(part, *item, now_ms, DeleteCause{item->Deadline(part.default_ttl())});
   Destroy(part, item);
+}
+
+void ItemStore::RecordWrite(ContainerPart& part, Item* item, bool replaced, int64_t now_ms) {
+  RenderItem(item->id, item->members, item->last_write_ms / 1000, item->etag, &feed_doc_);
+  item->feed_lsn = part.info->feed.Append(DraftWrite(replaced, feed_doc_, now_ms, item->feed_lsn), FeedRetention());
+}
+
+void ItemStore::RecordDelete(ContainerPart& part, const Item& item, int64_t now_ms, const DeleteCause& cause) {
+  part.info->feed.Append(DraftDelete(item.id, item.last_write_ms, now_ms, item.feed_lsn, cause), FeedRetention());
 }
 
 void ItemStore::Destroy(ContainerPart& part, Item* item) {
@@ -118,7 +159,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   Item* item = Lookup(part, id, &hash);
   if (item && item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    DestroyExpired(part, item);
+    DestroyExpired(part, item, now_ms);
     item = nullptr;
   }
   PutOutcome outcome;
@@ -140,6 +181,7 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   item->last_write_ms = now_ms;
   item->etag = next_etag_++;
   File(item);
+  RecordWrite(part, item, outcome.replaced, now_ms);
   outcome.written = true;
   outcome.etag = item->etag;
   return outcome;
@@ -157,7 +199,7 @@ const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now
   if (!item) return nullptr;
   if (item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
-    DestroyExpired(part, item);
+    DestroyExpired(part, item, now_ms);
     return nullptr;
   }
   return item;
@@ -166,6 +208,7 @@ const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now
 bool ItemStore::Delete(ContainerPart& part, std::string_view id, int64_t now_ms) {
   const Item* item = Get(part, id, now_ms);
   if (!item) return false;
+  RecordDelete(part, *item, now_ms, DeleteCause{});
   Destroy(part, const_cast<Item*>(item));
   return true;
 }
@@ -270,14 +313,7 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
   blocked_ = false;
   AdvanceWheel(now_ms, kWheelRecordsPerCall);
   // Parts of dropped containers are unreachable already; free their memory in slices.
-  for (auto it = parts_.begin(); it != parts_.end();) {
-    if (it->second->info->dropped.load(std::memory_order_acquire)) {
-      dropped_.push_back(std::move(it->second));
-      it = parts_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  CollectDropped();
   size_t done = FreeDropped(max_items);
   if (!dropped_.empty()) return true;
   // Oldest deadline first across this shard's containers. In an expiry storm the wheel moves
@@ -294,13 +330,15 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
     ContainerPart* best_part = nullptr;
     Item* best = nullptr;
     int64_t best_deadline = 0;
-    for (auto& [name, part] : parts_) {
-      if (!refused.empty() && is_refused(part.get())) continue;
-      int64_t d = 0;
-      if (Item* item = OldestExpired(*part, now_ms, &d); item && (!best || d < best_deadline)) {
-        best = item;
-        best_deadline = d;
-        best_part = part.get();
+    for (PartsByName& parts : parts_) {
+      for (auto& [name, part] : parts) {
+        if (!refused.empty() && is_refused(part.get())) continue;
+        int64_t d = 0;
+        if (Item* item = OldestExpired(*part, now_ms, &d); item && (!best || d < best_deadline)) {
+          best = item;
+          best_deadline = d;
+          best_part = part.get();
+        }
       }
     }
     // Out of budget for now: report caught up so that the caller sleeps instead of spinning.
@@ -318,7 +356,7 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
     best_part->info->lag.Record(lag);
     catalog_.stats().reclaimed_background.fetch_add(1, std::memory_order_relaxed);
     catalog_.stats().lag.Record(lag);
-    DestroyExpired(*best_part, best);
+    DestroyExpired(*best_part, best, now_ms);
     ++done;
   }
   return true;
@@ -326,11 +364,26 @@ bool ItemStore::Reclaim(int64_t now_ms, size_t max_items, const std::function<bo
 
 uint64_t ItemStore::Backlog(int64_t now_ms) {
   uint64_t backlog = 0;
-  for (auto& [name, part] : parts_) {
-    if (part->info->dropped.load(std::memory_order_acquire)) continue;
-    backlog += Figures(*part, now_ms).expired_unreclaimed;
+  for (PartsByName& parts : parts_) {
+    for (auto& [name, part] : parts) {
+      if (part->info->dropped.load(std::memory_order_acquire)) continue;
+      backlog += Figures(*part, now_ms).expired_unreclaimed;
+    }
   }
   return backlog;
+}
+
+void ItemStore::CollectDropped() {
+  for (PartsByName& parts : parts_) {
+    for (auto it = parts.begin(); it != parts.end();) {
+      if (it->second->info->dropped.load(std::memory_order_acquire)) {
+        dropped_.push_back(std::move(it->second));
+        it = parts.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 }  // namespace lapse::engine

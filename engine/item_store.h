@@ -16,8 +16,18 @@
 // Reads do not depend on any of this: they evaluate the rule against the container's current
 // setting inline. The lists only let the reclaimer and the counters find expired items in
 // time proportional to their number.
+//
+// Containers belong to a database (engine/container.h): parts are found by (database, name),
+// cached here per database so that the hot path takes no catalog mutex.
+//
+// Change feed: every create, replace and delete is appended to its container's feed
+// (engine/change_feed.h) while this shard is held, so that the feed's order is the commit
+// order. A deletion by time to live enters it when the item is physically deleted (by the
+// reclaimer, or by a command that meets the expired item), not at its deadline, as in Cosmos
+// DB; the deadline is recorded with it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +55,7 @@ struct Item {
   int64_t ttl = kNoItemTtl;
   uint64_t etag = 0;
   uint64_t serial = 0;  // nonzero while filed in the wheel
+  uint64_t feed_lsn = 0;  // the lsn of its last change in the container's feed (previousImageLSN)
   ContainerPart* part = nullptr;
   Item* prev = nullptr;
   Item* next = nullptr;
@@ -115,6 +126,8 @@ struct PutOutcome {
 
 class ItemStore {
  public:
+  using PartsByName = std::unordered_map<std::string, std::unique_ptr<ContainerPart>>;
+
   ItemStore(uint32_t shard_id, ContainerCatalog& catalog, int64_t now_ms);
   ~ItemStore();
 
@@ -122,11 +135,20 @@ class ItemStore {
   // Who hears of items deleted by expiry (item events); nullptr: nobody.
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   ItemJsonParser& json() { return json_; }
+  // The live change-feed retention in bytes per container (server config); nullptr: the
+  // default. The pointee must outlive the store.
+  void SetChangeFeedRetention(const std::atomic<uint64_t>* bytes) { feed_retention_ = bytes; }
+  static constexpr uint64_t kDefaultChangeFeedRetention = 16 * 1024 * 1024;
 
-  // This shard's part of a live container, or nullptr if the container does not exist.
-  ContainerPart* Find(std::string_view container);
+  // This shard's part of live container `container` of database `db`, or nullptr if the
+  // container does not exist there.
+  ContainerPart* Find(uint32_t db, std::string_view container);
   // As Find, creating the container (TTL off) when it does not exist.
-  ContainerPart* FindOrCreate(std::string_view container);
+  ContainerPart* FindOrCreate(uint32_t db, std::string_view container);
+  // SWAPDB and CMOVE, in the atomic step that re-keys the catalog (ContainerCatalog::SwapDbs,
+  // ::Move): this shard's cached parts follow their containers to the other database.
+  void SwapDbs(uint32_t a, uint32_t b);
+  void MoveToDb(std::string_view container, uint32_t from, uint32_t to);
 
   // Writes a validated item under the condition (NX / XX / IFMATCH); an expired item counts
   // as absent. Reclaims such an expired item on the spot.
@@ -158,9 +180,17 @@ class ItemStore {
  private:
   Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
   void Destroy(ContainerPart& part, Item* item);
-  // Destroy for an item whose time to live ran out: reported to the listener first.
-  void DestroyExpired(ContainerPart& part, Item* item);
+  // Destroy for an item whose time to live ran out: reported to the listener and the change
+  // feed first.
+  void DestroyExpired(ContainerPart& part, Item* item, int64_t now_ms);
   void CountLazy(ContainerPart& part);
+  // Appends the item's create or replace (as just written) to its container's feed.
+  void RecordWrite(ContainerPart& part, Item* item, bool replaced, int64_t now_ms);
+  // Appends the deletion of an item about to be destroyed.
+  void RecordDelete(ContainerPart& part, const Item& item, int64_t now_ms, const DeleteCause& cause);
+  uint64_t FeedRetention() const {
+    return feed_retention_ ? feed_retention_->load(std::memory_order_relaxed) : kDefaultChangeFeedRetention;
+  }
   void File(Item* item);
   void Unfile(Item* item);
   // Moves own-ttl items whose deadline passed into their container's fired list.
@@ -169,10 +199,16 @@ class ItemStore {
   Item* OldestExpired(ContainerPart& part, int64_t now_ms, int64_t* deadline);
   size_t FreeDropped(size_t max_items);
   ContainerPart* Attach(std::shared_ptr<ContainerInfo> info);
+  // The parts cached for database `db` (created empty on first use).
+  PartsByName& PartsOf(uint32_t db);
+  // Moves the cached parts of dropped containers to dropped_, to be freed in slices.
+  void CollectDropped();
 
   ContainerCatalog& catalog_;
   ItemJsonParser json_;
-  std::unordered_map<std::string, std::unique_ptr<ContainerPart>> parts_;
+  // Cached parts by database index, then by name: the catalog's key, so that a part is found
+  // without the catalog's mutex, and SWAPDB swaps two maps.
+  std::vector<PartsByName> parts_;
   std::vector<std::unique_ptr<ContainerPart>> dropped_;
   TimingWheel wheel_;
   std::unordered_map<uint64_t, Item*> filed_;  // wheel serial -> item
@@ -181,6 +217,8 @@ class ItemStore {
   size_t items_stored_ = 0;
   bool blocked_ = false;
   KeyEventListener* listener_ = nullptr;
+  const std::atomic<uint64_t>* feed_retention_ = nullptr;
+  std::string feed_doc_;  // scratch for rendering the item of a change
 };
 
 }  // namespace lapse::engine

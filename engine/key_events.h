@@ -28,8 +28,9 @@ class KeyEventListener {
   virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
   // A read lookup (Redis's lookupKeyRead) found no live `key`.
   virtual void KeyMissed(uint32_t db, std::string_view key) = 0;
-  // Item `id` of `container` was deleted because its time to live ran out (read or reclaimer).
-  virtual void ItemExpired(std::string_view container, std::string_view id) = 0;
+  // Item `id` of `container`, a container of database `db`, was deleted because its time to
+  // live ran out (read or reclaimer).
+  virtual void ItemExpired(uint32_t db, std::string_view container, std::string_view id) = 0;
 };
 
 }  // namespace lapse::engine

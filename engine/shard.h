@@ -43,7 +43,8 @@ class Shard {
 
   // SWAPDB: every shard swaps its part, so that the swap is whole once all shards did it.
   // Watches stay with their database index (a client watches the database it selected), and
-  // are touched first, as in Redis.
+  // are touched first, as in Redis. Containers go with their database's keys; the caller
+  // swaps them in the catalog in the same atomic step (ContainerCatalog::SwapDbs).
   void SwapDbs(size_t a, size_t b, int64_t now_ms) {
     if (a == b) return;
     dbs_[a].TouchAllWatched(&dbs_[b], now_ms);
@@ -51,6 +52,7 @@ class Shard {
     std::swap(dbs_[a], dbs_[b]);
     dbs_[a].SwapWatches(dbs_[b]);
     dbs_[a].SwapBlocked(dbs_[b]);
+    items_.SwapDbs(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
   }
 
   // The reclaimer's single entry point: deletes due keys across this shard's databases and

@@ -134,6 +134,45 @@ inline constexpr std::string_view kInvalidItemId =
     "ERR invalid item id: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
 inline constexpr std::string_view kInvalidContainerName =
     "ERR invalid container name: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'";
+// CSETRU under --billing serverless, in the spirit of Cosmos DB's refusal to set throughput on
+// a container of a serverless account.
+inline constexpr std::string_view kThroughputOnServerless =
+    "ERR setting a container's request units per second is not supported with serverless billing, "
+    "which has no provisioned throughput: use CONFIG SET billing provisioned first";
+
+// The change feed (ICHANGES). Tokens are quoted as the client gave them or as ICHANGES wrote them.
+inline constexpr std::string_view kUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
+inline std::string NoSuchContainer(std::string_view container) {
+  return "ERR no such container '" + std::string(container) + "'";
+}
+
+inline std::string InvalidFeedToken(std::string_view token) {
+  return "ERR invalid change feed token '" + std::string(token) +
+         "': give BEGINNING, NOW or a token that ICHANGES returned";
+}
+
+inline std::string FeedTokenTooOld(std::string_view token, std::string_view container, std::string_view oldest) {
+  return "ERR change feed token '" + std::string(token) + "' of container '" + std::string(container) +
+         "' is older than its retention (change-feed-retention): the oldest token still available is '" +
+         std::string(oldest) + "'";
+}
+
+inline std::string FeedTokenOfDroppedContainer(std::string_view token, std::string_view container,
+                                               std::string_view oldest) {
+  return "ERR change feed token '" + std::string(token) + "' belongs to an earlier container '" +
+         std::string(container) + "' that was dropped: the oldest token still available is '" + std::string(oldest) +
+         "'";
+}
+
+inline std::string FeedTokenAhead(std::string_view token, std::string_view container, std::string_view newest) {
+  return "ERR change feed token '" + std::string(token) + "' is ahead of container '" + std::string(container) +
+         "', whose newest token is '" + std::string(newest) + "'";
+}
+
+inline std::string ContainerDroppedWhileWaiting(std::string_view container) {
+  return "ERR container '" + std::string(container) + "' was dropped while waiting for its changes";
+}
 
 inline std::string InvalidTtl(std::string_view value) {
   std::string msg = "ERR The input ttl '";

@@ -19,7 +19,6 @@ namespace lapse::server {
 
 namespace {
 
-constexpr std::string_view kUnblockedError = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 constexpr int64_t kForeverMs = int64_t{1} << 52;
 
 // The keys in `keys` without repeats, in first-seen order.
@@ -172,6 +171,47 @@ bool ParseBlockTimeout(std::string_view text, int64_t* timeout_ms, protocol::Rep
   return true;
 }
 
+void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms) {
+  // A timeout beyond the timer's range (about 292 years in nanoseconds) is forever.
+  if (timeout_ms > 0 && timeout_ms < kForeverMs) {
+    client.timer.expires_after(std::chrono::milliseconds(timeout_ms));
+  } else {
+    client.timer.expires_at(asio::steady_timer::time_point::max());
+  }
+}
+
+awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client) {
+  Server& server = c.server;
+  BlockingRegistry& registry = server.blocking();
+  // Replies of the commands before this one in the client's pipeline go out now, as Redis
+  // writes them while the client is blocked.
+  if (c.dispatcher != nullptr) co_await c.dispatcher->FlushReplies(c.reply.buffer());
+  {
+    BlockedMark mark(*c.session.info, registry, client);
+    if (c.session.socket != nullptr) {
+      client->watching = true;
+      WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
+    }
+    for (;;) {
+      boost::system::error_code ec;
+      co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+      if (client->finished.load(std::memory_order_acquire)) break;
+      if (!ec && client->Claim()) {
+        client->outcome = BlockedClient::Outcome::kTimedOut;
+        break;
+      }
+      // Another party claimed the client and its wake-up is on the way.
+      client->timer.expires_at(asio::steady_timer::time_point::max());
+    }
+    if (c.session.socket != nullptr) {
+      client->watching = false;
+      boost::system::error_code ignored;
+      c.session.socket->cancel(ignored);
+      c.session.unread_input.append(client->unread);
+    }
+  }
+}
+
 awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   Server& server = c.server;
   ShardSet& shards = server.shards();
@@ -189,12 +229,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   std::vector<std::string> waited = DistinctKeys(request.keys);
   // Blocking commands inside MULTI or a script answer at once, as if they had timed out.
   bool may_block = !ShardSet::InAtomicStep();
-  // A timeout beyond the timer's range (about 292 years in nanoseconds) is forever.
-  if (request.timeout_ms > 0 && request.timeout_ms < kForeverMs) {
-    client->timer.expires_after(std::chrono::milliseconds(request.timeout_ms));
-  } else {
-    client->timer.expires_at(asio::steady_timer::time_point::max());
-  }
+  ArmBlockTimeout(*client, request.timeout_ms);
   ServeResult result = ServeResult::kNotReady;
   bool blocked = false;
   shards.RunHolding(ids, [&] {
@@ -227,33 +262,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
     co_return;
   }
 
-  // Replies of the commands before this one in the client's pipeline go out now, as Redis
-  // writes them while the client is blocked.
-  if (c.dispatcher != nullptr) co_await c.dispatcher->FlushReplies(c.reply.buffer());
-  {
-    BlockedMark mark(*c.session.info, registry, client);
-    if (c.session.socket != nullptr) {
-      client->watching = true;
-      WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
-    }
-    for (;;) {
-      boost::system::error_code ec;
-      co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));
-      if (client->finished.load(std::memory_order_acquire)) break;
-      if (!ec && client->Claim()) {
-        client->outcome = BlockedClient::Outcome::kTimedOut;
-        break;
-      }
-      // Another party claimed the client and its wake-up is on the way.
-      client->timer.expires_at(asio::steady_timer::time_point::max());
-    }
-    if (c.session.socket != nullptr) {
-      client->watching = false;
-      boost::system::error_code ignored;
-      c.session.socket->cancel(ignored);
-      c.session.unread_input.append(client->unread);
-    }
-  }
+  co_await SleepWhileBlocked(c, client);
   co_await LeaveQueues(server, *client, waited);
   switch (client->outcome) {
     case BlockedClient::Outcome::kServed:
@@ -261,7 +270,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
       c.reply.buffer()->append(client->reply);
       break;
     case BlockedClient::Outcome::kUnblockedError:
-      c.reply.Error(kUnblockedError);
+      c.reply.Error(protocol::errors::kUnblocked);
       break;
     case BlockedClient::Outcome::kCancelled:
       c.session.close_after_reply = true;

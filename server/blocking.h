@@ -1,7 +1,8 @@
 // File: server/blocking.h
 //
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP),
-// as Redis 7.0 serves them, across shards and threads.
+// as Redis 7.0 serves them, across shards and threads. ICHANGES ... BLOCK uses the same
+// sleep and the same parties, but waits on a change feed instead of keys (see the end).
 //
 // A blocking command first tries its keys in order, holding their shards; if one can serve
 // it, it answers at once. Otherwise, in the same atomic step (so that no push can slip in
@@ -150,6 +151,15 @@ awaitable<void> Answered();
 // may not block (inside MULTI or a script: a timeout's reply then), else once served, timed
 // out, unblocked or disconnected.
 awaitable<void> BlockOn(ConnCommand& c, BlockRequest request);
+
+// The two halves of a wait, for a blocking command that waits on something other than keys
+// (ICHANGES waits on a container's change feed, which wakes it through Claim and Finish):
+// ArmBlockTimeout sets the client's timeout (0: forever) before it is registered anywhere;
+// SleepWhileBlocked sends the replies pipelined before the command, shows the client as
+// blocked (CLIENT LIST, CLIENT UNBLOCK, kill) and sleeps, without polling, until a party
+// ended the wait and set client->outcome. Keeps what the client sent meanwhile for later.
+void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms);
+awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client);
 
 // After a command: serves the clients blocked on the keys this thread's writes made ready.
 void ServeReadyKeys(Server& server);

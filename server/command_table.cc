@@ -65,6 +65,7 @@ CommandTable BuildCommandTable() {
   RegisterBitCommands(table);
   RegisterKeyCommands(table);
   RegisterContainerCommands(table);
+  RegisterChangeFeedCommands(table);
   RegisterTransactionCommands(table);
   RegisterScriptCommands(table);
   RegisterFunctionCommands(table);

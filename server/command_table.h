@@ -206,6 +206,7 @@ void RegisterStringCommands(CommandTable& table);
 void RegisterBitCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
+void RegisterChangeFeedCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptCommands(CommandTable& table);
 void RegisterFunctionCommands(CommandTable& table);

@@ -241,6 +241,7 @@ const std::vector<Option>& Options() {
       MemOption("zset-max-listpack-value", &Settings::zset_max_listpack_value),
       MemOption("zset-max-ziplist-value", &Settings::zset_max_listpack_value),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
+      MemOption("change-feed-retention", &Settings::change_feed_retention, 1),
       Option{"billing", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::string l = protocol::AsciiLower(v);
@@ -453,6 +454,7 @@ std::string Config::Usage() {
          "  --zset-max-listpack-value BYTES  a longer member moves a sorted set to a skiplist (64)\n"
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
+         "  --change-feed-retention BYTES  change documents each container's feed keeps (16mb)\n"
          "Config file only:\n"
          "  rename-command NAME NEW    rename a command; \"\" disables it\n";
 }

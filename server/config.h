@@ -68,6 +68,9 @@ struct Settings {
   int64_t hll_sparse_max_bytes = 3000;  // a sparse HyperLogLog longer than this turns dense
   int64_t ru_per_second = 0;  // server-wide request-unit budget; 0: unlimited
   std::string billing = "provisioned";
+  // Bytes of change documents each container's change feed keeps (ICHANGES); the newest
+  // change is kept whatever its size.
+  int64_t change_feed_retention = 16ll * 1024 * 1024;
   std::vector<std::pair<std::string, std::string>> renamed_commands;
 };
 

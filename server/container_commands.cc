@@ -1,10 +1,14 @@
-// Container family: Cosmos DB-style containers (CSETTTL, CGETTTL, CLIST, CDROP, CINFO) and
-// their JSON items (IPUT, IGET, IDEL, ITTL, IPTTL, ICOUNT, ISCAN).
+// Container family: Cosmos DB-style containers (CSETTTL, CGETTTL, CLIST, CDROP, CINFO, CMOVE)
+// and their JSON items (IPUT, IGET, IDEL, ITTL, IPTTL, ICOUNT, ISCAN).
 //
 // Container settings live in the shared catalog (atomics), so setting them needs no shard.
 // Item commands run on the shard that owns (container, id); counts, scans and CINFO fan out.
 // Every check that can fail runs before anything is written, so a rejected request changes
 // nothing — not even the creation of the container.
+//
+// A container belongs to a database (engine/container.h): every command finds its container
+// in the database the connection has selected, so SELECT (in MULTI and scripts too) chooses
+// which containers a client sees.
 #include <algorithm>
 
 #include "engine/container.h"
@@ -15,6 +19,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
+#include "server/container_budget.h"
 #include "server/command_table.h"
 #include "server/fanout.h"
 #include "server/key_util.h"
@@ -32,13 +37,21 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
+// The database whose containers a command sees: the one its connection (or script) selected.
+uint32_t DbOf(const ShardCommand& c) { return c.db.index(); }
+uint32_t DbOf(const ConnCommand& c) { return static_cast<uint32_t>(c.session.db); }
+
 // ---- Budgets ----
 
 // A container with its own provisioned budget answers requests beyond it with Cosmos DB's
 // 429, here THROTTLED, and changes nothing. Containers on the server-wide budget are never
-// throttled. Replies and marks the request when it is refused.
-bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::ContainerInfo& info, int64_t now_ms) {
+// throttled, and under serverless billing nothing is: a serverless account has no
+// provisioned throughput to exceed (a budget set before a switch to serverless sleeps until
+// billing is provisioned again). Replies and marks the request when it is refused.
+bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, const Server& server,
+                 engine::ContainerInfo& info, int64_t now_ms) {
   charge.container = &info;
+  if (server.serverless()) return false;
   int64_t retry_after = 0;
   if (!info.meter.Exhausted(now_ms, &retry_after)) return false;
   info.meter.CountThrottled();
@@ -48,30 +61,37 @@ bool ThrottledAt(RequestCharge& charge, protocol::ReplyWriter& reply, engine::Co
   return true;
 }
 
-bool Throttled(ShardCommand& c, ContainerPart& part) { return ThrottledAt(c.charge, c.reply, *part.info, c.now_ms); }
+bool Throttled(ShardCommand& c, ContainerPart& part) {
+  return ThrottledAt(c.charge, c.reply, c.server, *part.info, c.now_ms);
+}
 
-// `info` may be null (no such container); the charge holds it otherwise.
+}  // namespace
+
 bool ThrottledFanout(ConnCommand& c, const std::shared_ptr<engine::ContainerInfo>& info) {
   if (!info) return false;
   c.charge.Hold(info);
-  return ThrottledAt(c.charge, c.reply, *info, c.server.clock().NowMs());
+  return ThrottledAt(c.charge, c.reply, c.server, *info, c.server.clock().NowMs());
 }
 
+namespace {
+
 void CmdCSetRu(ConnCommand& c) {
+  // Like Cosmos DB, which refuses to set throughput on a container of a serverless account.
+  if (c.server.serverless()) return c.reply.Error(errors::kThroughputOnServerless);
   std::string_view value = c.args[2];
   int64_t ru = 0;
   if (!EqualsIgnoreCase(value, "OFF") && (!protocol::ParseInt64(value, &ru) || ru < 1)) {
     return c.reply.Error("ERR invalid request units per second '" + std::string(value) +
                          "': give a positive integer, or OFF to use the server-wide budget");
   }
-  auto info = c.server.containers().FindOrCreate(c.args[1]);
+  auto info = c.server.containers().FindOrCreate(DbOf(c), c.args[1]);
   info->meter.set_limit(static_cast<double>(ru));
   info->ru_per_second.store(ru, std::memory_order_relaxed);
   c.reply.Ok();
 }
 
 void CmdCGetRu(ConnCommand& c) {
-  auto info = c.server.containers().Find(c.args[1]);
+  auto info = c.server.containers().Find(DbOf(c), c.args[1]);
   int64_t limit = info ? info->ru_per_second.load(std::memory_order_relaxed) : 0;
   limit > 0 ? c.reply.Integer(limit) : c.reply.Null();
 }
@@ -86,35 +106,57 @@ void CmdCSetTtl(ConnCommand& c) {
   if (!EqualsIgnoreCase(value, "OFF") && !EqualsIgnoreCase(value, "NULL") && !engine::ParseTtlSeconds(value, &ttl)) {
     return c.reply.Error(errors::InvalidTtl(value));
   }
-  auto info = c.server.containers().FindOrCreate(c.args[1]);
+  auto info = c.server.containers().FindOrCreate(DbOf(c), c.args[1]);
   // Release/acquire with the shards' loads: once this returns, no read uses the old value.
   info->default_ttl.store(ttl, std::memory_order_seq_cst);
   c.reply.Ok();
 }
 
 void CmdCGetTtl(ConnCommand& c) {
-  auto info = c.server.containers().Find(c.args[1]);
+  auto info = c.server.containers().Find(DbOf(c), c.args[1]);
   int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
   ttl == kTtlOff ? c.reply.Null() : c.reply.Integer(ttl);
 }
 
 void CmdCList(ConnCommand& c) {
-  auto names = c.server.containers().Names();
+  auto names = c.server.containers().Names(DbOf(c));
   c.reply.ArrayHeader(names.size());
   for (const auto& n : names) c.reply.Bulk(n);
 }
 
-void CmdCDrop(ConnCommand& c) { c.reply.Integer(c.server.containers().Drop(c.args[1]) ? 1 : 0); }
+void CmdCDrop(ConnCommand& c) { c.reply.Integer(c.server.containers().Drop(DbOf(c), c.args[1]) ? 1 : 0); }
+
+// CMOVE container db: MOVE's counterpart for a container, with MOVE's errors and replies. The
+// container keeps its items, settings, budget and figures; 0 when it does not exist here or
+// `db` has a container of that name. The catalog and every shard's cache of it are re-keyed in
+// one atomic step, so no command sees the container in both databases or in neither.
+void CmdCMove(ConnCommand& c) {
+  int64_t target = 0;
+  if (!protocol::ParseInt64(c.args[2], &target)) return c.reply.Error(errors::kNotInteger);
+  if (target < 0 || target >= c.server.settings().databases) return c.reply.Error(errors::kDbIndexOutOfRange);
+  uint32_t from = DbOf(c), to = static_cast<uint32_t>(target);
+  if (from == to) return c.reply.Error(errors::kSameDb);
+  std::string_view name = c.args[1];
+  ShardSet& shards = c.server.shards();
+  bool moved = false;
+  shards.RunHoldingAll([&] {
+    moved = c.server.containers().Move(name, from, to);
+    if (!moved) return;
+    for (uint32_t id = 0; id < shards.size(); ++id) shards.shard(id).items().MoveToDb(name, from, to);
+  });
+  c.reply.Integer(moved ? 1 : 0);
+}
 
 // Sums every shard's figures for one container; false if the container does not exist.
 bool GatherFigures(ConnCommand& c, std::string_view container, ContainerFigures* total, uint64_t* lag_max) {
-  if (!c.server.containers().Find(container)) return false;
+  const uint32_t db = DbOf(c);
+  if (!c.server.containers().Find(db, container)) return false;
   ShardSet& shards = c.server.shards();
   std::vector<ContainerFigures> figures(shards.size());
   std::vector<uint64_t> lags(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
   shards.RunOnAll([&](engine::Shard& shard) {
-    if (ContainerPart* part = shard.items().Find(container)) {
+    if (ContainerPart* part = shard.items().Find(db, container)) {
       figures[shard.id()] = shard.items().Figures(*part, now);
       lags[shard.id()] = part->counters.reclaim_lag_max_ms;
     }
@@ -144,7 +186,7 @@ void CmdCInfo(ConnCommand& c) {
     c.reply.Null();
     return;
   }
-  auto info = c.server.containers().Find(name);
+  auto info = c.server.containers().Find(DbOf(c), name);
   int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
   int64_t now = c.server.clock().NowMs();
   engine::ContainerInfo* ci = info.get();
@@ -235,12 +277,12 @@ void CmdIPut(ShardCommand& c) {
     case ItemJsonError::kDuplicateProperty:
       return c.reply.Error(errors::DuplicateProperty(detail));
   }
-  ContainerPart* part = items.Find(container);
+  ContainerPart* part = items.Find(DbOf(c), container);
   if (part && Throttled(c, *part)) return;
   if (!part) {
     // Nothing can be written under XX or IFMATCH into a container that does not exist.
     if (condition == engine::PutCondition::kIfPresent || if_match) return c.charge.Add(engine::RuOp::kRead, 0), c.reply.Null();
-    part = items.FindOrCreate(container);
+    part = items.FindOrCreate(DbOf(c), container);
     c.charge.container = part->info.get();
   }
   // Charged for the document as IGET will return it (Item::Bytes), like every item operation.
@@ -248,13 +290,13 @@ void CmdIPut(ShardCommand& c) {
   engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
   if (!outcome.written) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Null();
   c.charge.Add(outcome.replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);
-  c.server.keyspace_events().NotifyItem(kEventGeneric, "iput", container, id);
+  c.server.keyspace_events().NotifyItem(kEventGeneric, "iput", container, id, DbOf(c));
   c.reply.Bulk(engine::EtagText(outcome.etag));
 }
 
 void CmdIGet(ShardCommand& c) {
   engine::ItemStore& items = c.shard.items();
-  ContainerPart* part = items.Find(c.args[1]);
+  ContainerPart* part = items.Find(DbOf(c), c.args[1]);
   if (part && Throttled(c, *part)) return;
   const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
   if (!item) return c.charge.Add(engine::RuOp::kRead, 0), c.reply.Null();
@@ -266,7 +308,7 @@ void CmdIGet(ShardCommand& c) {
 
 void ItemTtl(ShardCommand& c, bool milliseconds) {
   engine::ItemStore& items = c.shard.items();
-  ContainerPart* part = items.Find(c.args[1]);
+  ContainerPart* part = items.Find(DbOf(c), c.args[1]);
   if (part && Throttled(c, *part)) return;
   const Item* item = part ? items.Get(*part, c.args[2], c.now_ms) : nullptr;
   c.charge.Add(engine::RuOp::kRead, item ? item->Bytes() : 0);
@@ -293,10 +335,11 @@ void CmdIDel(ConnCommand& c) {
   std::vector<int64_t> deleted(shards.size(), 0);
   std::vector<double> charges(shards.size(), 0);
   int64_t now = c.server.clock().NowMs();
-  auto info = c.server.containers().Find(container);
+  const uint32_t db = DbOf(c);
+  auto info = c.server.containers().Find(db, container);
   if (ThrottledFanout(c, info)) return;
   shards.RunOn(involved, [&](engine::Shard& shard) {
-    ContainerPart* part = shard.items().Find(container);
+    ContainerPart* part = shard.items().Find(db, container);
     for (size_t pos : positions[shard.id()]) {
       const Item* item = part ? shard.items().Get(*part, c.args[pos], now) : nullptr;
       if (!item) {
@@ -306,7 +349,7 @@ void CmdIDel(ConnCommand& c) {
       charges[shard.id()] += engine::RuCharge(engine::RuOp::kDelete, item->Bytes());
       if (shard.items().Delete(*part, c.args[pos], now)) {
         ++deleted[shard.id()];
-        c.server.keyspace_events().NotifyItem(kEventGeneric, "idel", container, c.args[pos]);
+        c.server.keyspace_events().NotifyItem(kEventGeneric, "idel", container, c.args[pos], db);
       }
     }
   });
@@ -319,7 +362,7 @@ void CmdIDel(ConnCommand& c) {
 void CmdICount(ConnCommand& c) {
   ContainerFigures f;
   uint64_t lag = 0;
-  auto info = c.server.containers().Find(c.args[1]);
+  auto info = c.server.containers().Find(DbOf(c), c.args[1]);
   if (ThrottledFanout(c, info)) return;
   GatherFigures(c, c.args[1], &f, &lag);
   c.charge.Add(engine::RuOp::kQuery, 0, f.stored);
@@ -362,7 +405,8 @@ void CmdIScan(ConnCommand& c) {
   std::vector<std::string> docs;
   std::string_view container = c.args[1];
   int64_t now = c.server.clock().NowMs();
-  auto info = c.server.containers().Find(container);
+  const uint32_t db = DbOf(c);
+  auto info = c.server.containers().Find(db, container);
   if (ThrottledFanout(c, info)) return;
   size_t visited = 0;
   // Fill up to COUNT items, moving on to the next shard when one is exhausted.
@@ -370,7 +414,7 @@ void CmdIScan(ConnCommand& c) {
     uint32_t ids[] = {at.shard};
     shards.RunOn(
         ids, [&](engine::Shard& shard) {
-          ContainerPart* part = shard.items().Find(container);
+          ContainerPart* part = shard.items().Find(db, container);
           if (!part) {
             at.table = 0;
             return;
@@ -406,8 +450,9 @@ void RegisterContainerCommands(CommandTable& table) {
   table.Add({"lastcharge", 1, kF | kNoCharge, 0, 0, 0, CmdLastCharge, "container", "Returns the request-unit charge of the previous command on this connection."});
   table.Add({"csetttl", 3, kW | kDenyOom | kF | kC, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
   table.Add({"cgetttl", 2, kR | kF | kC, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
-  table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the containers, sorted."});
+  table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the selected database's containers, sorted."});
   table.Add({"cdrop", 2, kW | kC, 0, 0, 0, CmdCDrop, "container", "Drops a container and all its items."});
+  table.Add({"cmove", 3, kW | kF | kC, 0, 0, 0, CmdCMove, "container", "Moves a container, its items and settings to another database."});
   table.Add({"cinfo", 2, kR | kC, 0, 0, 0, CmdCInfo, "container", "Returns a container's settings, item counts and reclamation state."});
   table.Add({"iput", -4, kW | kDenyOom | kI | kC, 1, 1, 1, CmdIPut, "container", "Writes a JSON item: IPUT container id json [NX|XX] [IFMATCH etag]."});
   table.Add({"iget", 3, kR | kF | kI | kC, 1, 1, 1, CmdIGet, "container", "Returns a live item as JSON with id, _ts and _etag."});

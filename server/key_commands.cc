@@ -599,8 +599,13 @@ void Flush(ConnCommand& c, bool all_dbs) {
   if (!ParseFlushMode(c, &async)) return;
   ShardSet& shards = c.server.shards();
   int db = c.session.db;
-  // Containers go too; their items become unreachable at once and are freed in the background.
-  if (all_dbs) c.server.containers().DropAll();
+  // The database's containers go too (all of them for FLUSHALL); their items become
+  // unreachable at once and are freed in the background.
+  if (all_dbs) {
+    c.server.containers().DropAll();
+  } else {
+    c.server.containers().DropDb(static_cast<uint32_t>(db));
+  }
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
   // One atomic step: the shards' calls run one after another, so `garbage` needs no lock.
   shards.RunAtomicOnAll([&](engine::Shard& shard) {
@@ -637,8 +642,14 @@ void CmdSwapDb(ConnCommand& c) {
     return;
   }
   int64_t now = c.server.clock().NowMs();
-  c.server.shards().RunAtomicOnAll(
-      [&](engine::Shard& shard) { shard.SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b), now); });
+  // Containers go with their database: the catalog and every shard swap in one atomic step.
+  ShardSet& shards = c.server.shards();
+  shards.RunHoldingAll([&] {
+    c.server.containers().SwapDbs(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+    for (uint32_t id = 0; id < shards.size(); ++id) {
+      shards.shard(id).SwapDbs(static_cast<size_t>(a), static_cast<size_t>(b), now);
+    }
+  });
   c.reply.Ok();
 }
 
@@ -670,8 +681,8 @@ void RegisterKeyCommands(CommandTable& table) {
   table.Add({"scan", -2, kR, 0, 0, 0, CmdScan, "generic", "Iterates over the key names in the database."});
   table.Add({"dbsize", 1, kR | kF, 0, 0, 0, CmdDbSize, "server", "Returns the number of keys in the database."});
   table.Add({"randomkey", 1, kR, 0, 0, 0, CmdRandomKey, "generic", "Returns a random key name from the database."});
-  table.Add({"flushdb", -1, kW | kDangerous, 0, 0, 0, CmdFlushDb, "server", "Removes all keys from the current database."});
-  table.Add({"flushall", -1, kW | kDangerous, 0, 0, 0, CmdFlushAll, "server", "Removes all keys from all databases."});
+  table.Add({"flushdb", -1, kW | kDangerous, 0, 0, 0, CmdFlushDb, "server", "Removes all keys (and containers) from the current database."});
+  table.Add({"flushall", -1, kW | kDangerous, 0, 0, 0, CmdFlushAll, "server", "Removes all keys (and containers) from all databases."});
   table.Add({"swapdb", 3, kW | kF | kDangerous, 0, 0, 0, CmdSwapDb, "server", "Swaps two Redis databases."});
 }
 

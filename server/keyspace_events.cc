@@ -67,11 +67,12 @@ void KeyspaceEvents::Publish(uint32_t mask, std::string_view event, std::string_
   if (mask & kEventKeyevent) pubsub_.Publish("__keyevent" + prefix + std::string(event), key, false);
 }
 
-void KeyspaceEvents::PublishItem(std::string_view event, std::string_view container, std::string_view id) const {
+void KeyspaceEvents::PublishItem(std::string_view event, std::string_view container, std::string_view id,
+                                 uint32_t db) const {
   std::string message;
   message.reserve(container.size() + 1 + id.size());
   message.append(container).append("/").append(id);
-  pubsub_.Publish("__itemevent@0__:" + std::string(event), message, false);
+  pubsub_.Publish("__itemevent@" + std::to_string(db) + "__:" + std::string(event), message, false);
 }
 
 void NotifyKeyspace(const ShardCommand& c, uint32_t event_class, std::string_view event, std::string_view key) {

@@ -69,21 +69,21 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 
   // Items (IPUT, IDEL, expiry) are not keys, so lapse gives them a channel of their own,
-  // `__itemevent@0__:<event>` with `container/id` as the message, sent when the keyevent
+  // `__itemevent@<db>__:<event>` with `container/id` as the message, sent when the keyevent
   // channels (E) and the event's class are on: iput and idel are generic (g), expired is x.
-  // Containers are global, not per database: the database is always 0.
-  void NotifyItem(uint32_t event_class, std::string_view event, std::string_view container,
-                  std::string_view id) const {
+  // `db` is the database the container belongs to.
+  void NotifyItem(uint32_t event_class, std::string_view event, std::string_view container, std::string_view id,
+                  uint32_t db) const {
     uint32_t mask = mask_.load(std::memory_order_relaxed);
-    if ((mask & event_class) != 0 && (mask & kEventKeyevent) != 0) [[unlikely]] PublishItem(event, container, id);
+    if ((mask & event_class) != 0 && (mask & kEventKeyevent) != 0) [[unlikely]] PublishItem(event, container, id, db);
   }
-  void ItemExpired(std::string_view container, std::string_view id) override {
-    NotifyItem(kEventExpired, "expired", container, id);
+  void ItemExpired(uint32_t db, std::string_view container, std::string_view id) override {
+    NotifyItem(kEventExpired, "expired", container, id, db);
   }
 
  private:
   void Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const;
-  void PublishItem(std::string_view event, std::string_view container, std::string_view id) const;
+  void PublishItem(std::string_view event, std::string_view container, std::string_view id, uint32_t db) const;
 
   PubSub& pubsub_;
   std::atomic<uint32_t> mask_{0};

@@ -54,7 +54,10 @@ Server::Server(Config& config, engine::Clock& clock)
     if (serverless()) ru_billed_milli_.fetch_add(static_cast<uint64_t>(ru * 1000), std::memory_order_relaxed);
     item.part->info->ru_reclaim_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
   });
-  for (size_t i = 0; i < shards_->size(); ++i) shards_->shard(i).SetKeyEventListener(&keyspace_events_);
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    shards_->shard(i).SetKeyEventListener(&keyspace_events_);
+    shards_->shard(i).items().SetChangeFeedRetention(&change_feed_retention_);
+  }
   lua_.resize(shards_->thread_count() + 1);
   function_lua_.resize(shards_->thread_count() + 1);
   running_scripts_.Reserve(shards_->thread_count() + 1);
@@ -103,6 +106,7 @@ void Server::ApplySettings() {
   zset_max_listpack_entries_.store(static_cast<size_t>(live.zset_max_listpack_entries), std::memory_order_relaxed);
   zset_max_listpack_value_.store(static_cast<size_t>(live.zset_max_listpack_value), std::memory_order_relaxed);
   hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
+  change_feed_retention_.store(static_cast<uint64_t>(live.change_feed_retention), std::memory_order_relaxed);
   auto store_limit = [](std::atomic<int64_t>* to, const OutputBufferLimit& from) {
     to[0].store(from.hard, std::memory_order_relaxed);
     to[1].store(from.soft, std::memory_order_relaxed);

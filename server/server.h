@@ -199,6 +199,7 @@ class Server {
   std::atomic<int64_t> list_max_listpack_size_{-2};
   std::atomic<size_t> zset_max_listpack_entries_{128}, zset_max_listpack_value_{64};
   std::atomic<int64_t> hll_sparse_max_bytes_{3000};
+  std::atomic<uint64_t> change_feed_retention_{engine::ItemStore::kDefaultChangeFeedRetention};  // every shard's ItemStore reads it
   std::atomic<int64_t> output_limit_normal_[3]{}, output_limit_pubsub_[3]{};  // hard, soft, soft seconds
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;

@@ -664,7 +664,12 @@ void CmdInfo(ConnCommand& c) {
       item_backlog += f.item_backlog;
       items_stored += f.items_stored;
     }
-    Line(out, "containers", static_cast<uint64_t>(c.server.containers().Names().size()));
+    // Containers are not keys (INFO keyspace counts keys only, as Redis does): their count is
+    // here, over all databases and then per database that has some.
+    Line(out, "containers", static_cast<uint64_t>(c.server.containers().Count()));
+    for (const auto& [db, count] : c.server.containers().CountsByDb()) {
+      Line(out, "containers_db" + std::to_string(db), static_cast<uint64_t>(count));
+    }
     Line(out, "items_stored", items_stored);
     Line(out, "reclaim_backlog", item_backlog);
     Line(out, "reclaimed_background_total", rs.reclaimed_background.load());

@@ -140,6 +140,12 @@ class ShardSet {
     LockSet held(*this, ids);
     step();
   }
+  // RunHolding over every shard: for a step that changes what every shard caches (SWAPDB and
+  // CMOVE re-key containers) together with state outside the shards.
+  template <typename Step>
+  void RunHoldingAll(Step&& step) {
+    RunHolding(all_ids_, step);
+  }
   // Runs fn(shard) for every shard in `ids`, in the order given, as one atomic step.
   template <typename Fn>
   void RunAtomic(std::span<const uint32_t> ids, Fn&& fn) {

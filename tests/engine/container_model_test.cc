@@ -171,7 +171,7 @@ class ContainerModel {
     std::string members = body.members;
     int64_t ttl = body.ttl;
 
-    PutOutcome o = store.Put(*store.FindOrCreate(name), id, std::move(body), cond, if_match, now_);
+    PutOutcome o = store.Put(*store.FindOrCreate(0, name), id, std::move(body), cond, if_match, now_);
     mc.exists = true;
     if (o.written != expect) return Fail("put " + name + "/" + id + " written=" + std::to_string(o.written));
     if (!expect) {
@@ -186,7 +186,7 @@ class ContainerModel {
     const std::string& name = names_[c];
     ModelContainer& mc = model_[c];
     ItemStore& store = Store(name, id);
-    ContainerPart* part = store.Find(name);
+    ContainerPart* part = store.Find(0, name);
     if (!mc.exists) {
       if (part) Fail("deleted container still found: " + name);
       return;
@@ -202,7 +202,7 @@ class ContainerModel {
     const std::string& name = names_[c];
     ModelContainer& mc = model_[c];
     ItemStore& store = Store(name, id);
-    ContainerPart* part = store.Find(name);
+    ContainerPart* part = store.Find(0, name);
     if (!mc.exists) {
       if (part) Fail("deleted container still found: " + name);
       return;
@@ -231,14 +231,14 @@ class ContainerModel {
         if (!d || now_ < *d) ++stats_.revived;
       }
     }
-    catalog_.FindOrCreate(names_[c])->default_ttl.store(dttl);
+    catalog_.FindOrCreate(0, names_[c])->default_ttl.store(dttl);
     mc.exists = true;
     mc.dttl = dttl;
   }
 
   void Drop(int c) {
     ModelContainer& mc = model_[c];
-    bool dropped = catalog_.Drop(names_[c]);
+    bool dropped = catalog_.Drop(0, names_[c]);
     if (dropped != mc.exists) Fail("drop " + names_[c]);
     mc = ModelContainer{};
   }
@@ -281,7 +281,7 @@ class ContainerModel {
   int ContainerIndex(const Item& item) {
     for (int c = 0; c < kContainers; ++c) {
       // The current incarnation only: a dropped container's items are never offered.
-      if (item.part->info == catalog_.Find(names_[c])) return c;
+      if (item.part->info == catalog_.Find(0, names_[c])) return c;
     }
     return -1;
   }
@@ -349,7 +349,7 @@ class ContainerModel {
       }
       stored += mc.items.size();
       for (auto& store : stores_) {
-        if (ContainerPart* part = store->Find(names_[c])) {
+        if (ContainerPart* part = store->Find(0, names_[c])) {
           ContainerFigures f = store->Figures(*part, now_);
           if (f.stored != f.live) Fail("stored != live after a full reclaim in " + names_[c]);
         }
@@ -377,7 +377,7 @@ class ContainerModel {
       ContainerFigures total;
       bool found = false;
       for (auto& store : stores_) {
-        ContainerPart* part = store->Find(names_[c]);
+        ContainerPart* part = store->Find(0, names_[c]);
         if (!part) continue;
         found = true;
         ContainerFigures f = store->Figures(*part, now_);
@@ -409,7 +409,7 @@ class ContainerModel {
         if (!Expired(mc, item)) want.insert(id);
       }
       for (auto& store : stores_) {
-        ContainerPart* part = store->Find(names_[c]);
+        ContainerPart* part = store->Find(0, names_[c]);
         if (!part) continue;
         uint64_t cursor = 0;
         do {

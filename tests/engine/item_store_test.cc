@@ -29,8 +29,8 @@ constexpr int64_t kFar = int64_t{2147483647} * 1000 * 3;  // beyond any ttl
 
 class ItemStoreTest : public ::testing::Test {
  protected:
-  void SetTtl(const std::string& name, int64_t ttl) { catalog_.FindOrCreate(name)->default_ttl.store(ttl); }
-  ContainerPart& Part(const std::string& name) { return *store_.FindOrCreate(name); }
+  void SetTtl(const std::string& name, int64_t ttl) { catalog_.FindOrCreate(0, name)->default_ttl.store(ttl); }
+  ContainerPart& Part(const std::string& name) { return *store_.FindOrCreate(0, name); }
 
   // Writes item `id` with the given own ttl (kNoItemTtl for none) under a condition.
   PutOutcome Put(const std::string& container, const std::string& id, int64_t ttl = kNoItemTtl,
@@ -48,16 +48,16 @@ class ItemStoreTest : public ::testing::Test {
     return o.etag;
   }
   const Item* Get(const std::string& container, const std::string& id) {
-    ContainerPart* part = store_.Find(container);
+    ContainerPart* part = store_.Find(0, container);
     return part ? store_.Get(*part, id, now_) : nullptr;
   }
   bool Live(const std::string& container, const std::string& id) { return Get(container, id) != nullptr; }
   bool Delete(const std::string& container, const std::string& id) {
-    ContainerPart* part = store_.Find(container);
+    ContainerPart* part = store_.Find(0, container);
     return part && store_.Delete(*part, id, now_);
   }
   ContainerFigures Figures(const std::string& container) {
-    ContainerPart* part = store_.Find(container);
+    ContainerPart* part = store_.Find(0, container);
     return part ? store_.Figures(*part, now_) : ContainerFigures{};
   }
   void ExpectFigures(const std::string& container, uint64_t live, uint64_t stored, uint64_t expired) {
@@ -68,7 +68,7 @@ class ItemStoreTest : public ::testing::Test {
   }
   std::set<std::string> ScanIds(const std::string& container, size_t buckets = 1) {
     std::set<std::string> ids;
-    ContainerPart* part = store_.Find(container);
+    ContainerPart* part = store_.Find(0, container);
     if (!part) return ids;
     uint64_t cursor = 0;
     size_t visits = 0;
@@ -479,7 +479,7 @@ TEST_F(ItemStoreTest, EtagsAreUniqueAcrossStoresAndWrites) {
   for (int i = 0; i < 100; ++i) {
     etags.insert(MustPut("c", "x"));
     ParsedItem body{"\"v\":1", kNoItemTtl};
-    etags.insert(other.Put(*other.FindOrCreate("c"), "x", std::move(body), PutCondition::kAlways, std::nullopt, now_).etag);
+    etags.insert(other.Put(*other.FindOrCreate(0, "c"), "x", std::move(body), PutCondition::kAlways, std::nullopt, now_).etag);
   }
   EXPECT_EQ(etags.size(), 200u);
   EXPECT_EQ(etags.count(0), 0u);
@@ -682,8 +682,8 @@ TEST_F(ItemStoreTest, ReclaimReturnsFalseWhenCaughtUp) {
 // records per call); deadlines must still come out in order across kinds and containers.
 void ReclaimManyInOrder(ContainerCatalog& catalog, size_t max_items) {
   ItemStore store(3, catalog, kStart);
-  catalog.FindOrCreate("c")->default_ttl.store(3);
-  catalog.FindOrCreate("d")->default_ttl.store(-1);
+  catalog.FindOrCreate(0, "c")->default_ttl.store(3);
+  catalog.FindOrCreate(0, "d")->default_ttl.store(-1);
   std::mt19937_64 rng(7);
   std::map<std::string, int64_t> deadline;
   int64_t now = kStart;
@@ -694,7 +694,7 @@ void ReclaimManyInOrder(ContainerCatalog& catalog, size_t max_items) {
     std::string container = rng() % 2 ? "c" : "d";
     bool own = container == "d" || rng() % 2 == 0;
     ParsedItem body{"\"v\":1", own ? ttl : kNoItemTtl};
-    ASSERT_TRUE(store.Put(*store.FindOrCreate(container), id, std::move(body), PutCondition::kAlways, std::nullopt, now).written);
+    ASSERT_TRUE(store.Put(*store.FindOrCreate(0, container), id, std::move(body), PutCondition::kAlways, std::nullopt, now).written);
     deadline[id] = now + (own ? ttl : 3) * 1000;
   }
   now = kStart + 100'000;
@@ -725,9 +725,9 @@ TEST_F(ItemStoreTest, DroppedContainersAreInvisibleAndFreedInSlices) {
   for (int i = 0; i < 10; ++i) MustPut("d", "i" + std::to_string(i), i % 3 == 0 ? kNoItemTtl : i % 3 == 1 ? -1 : 5);
   MustPut("keep", "k");
   EXPECT_EQ(store_.items_stored(), 11u);
-  ASSERT_TRUE(catalog_.Drop("d"));
-  EXPECT_FALSE(catalog_.Drop("d"));
-  EXPECT_EQ(store_.Find("d"), nullptr);
+  ASSERT_TRUE(catalog_.Drop(0, "d"));
+  EXPECT_FALSE(catalog_.Drop(0, "d"));
+  EXPECT_EQ(store_.Find(0, "d"), nullptr);
   EXPECT_FALSE(Live("d", "i0"));
   EXPECT_FALSE(Delete("d", "i1"));
   EXPECT_EQ(store_.items_stored(), 11u);  // memory not reclaimed yet
@@ -763,7 +763,7 @@ TEST_F(ItemStoreTest, DroppedContainerFreedWhileItsItemsStillFire) {
   for (int i = 0; i < 60; ++i) MustPut("d", "x" + std::to_string(i), 1 + i);
   MustPut("keep", "k", 1000);
   SetTtl("keep", -1);
-  ASSERT_TRUE(catalog_.Drop("d"));
+  ASSERT_TRUE(catalog_.Drop(0, "d"));
   for (int s = 0; s < 60 && store_.items_stored() > 1; ++s) {
     now_ += 1'000;
     store_.Reclaim(now_, 1, [](const Item&) { return true; });
@@ -779,8 +779,8 @@ TEST_F(ItemStoreTest, RecreatedContainerStartsEmpty) {
   SetTtl("d", 10);
   MustPut("d", "a", 5);
   MustPut("d", "b");
-  ContainerPart* old_part = store_.Find("d");
-  ASSERT_TRUE(catalog_.Drop("d"));
+  ContainerPart* old_part = store_.Find(0, "d");
+  ASSERT_TRUE(catalog_.Drop(0, "d"));
   // Re-created before any Reclaim: the old part is retired, not reused.
   ContainerPart& fresh = Part("d");
   EXPECT_EQ(fresh.default_ttl(), kTtlOff);
@@ -805,9 +805,9 @@ TEST_F(ItemStoreTest, DropAllDropsEveryContainer) {
   MustPut("a", "x", 3);
   MustPut("b", "y");
   catalog_.DropAll();
-  EXPECT_TRUE(catalog_.Names().empty());
-  EXPECT_EQ(store_.Find("a"), nullptr);
-  EXPECT_EQ(store_.Find("b"), nullptr);
+  EXPECT_TRUE(catalog_.Names(0).empty());
+  EXPECT_EQ(store_.Find(0, "a"), nullptr);
+  EXPECT_EQ(store_.Find(0, "b"), nullptr);
   now_ += 5'000;
   EXPECT_TRUE(ReclaimAll().empty());
   EXPECT_EQ(store_.items_stored(), 0u);
@@ -818,16 +818,16 @@ TEST_F(ItemStoreTest, SharedSettingsAcrossStores) {
   ItemStore other(1, catalog_, kStart);
   MustPut("c", "here");
   ParsedItem body{"\"v\":1", kNoItemTtl};
-  ASSERT_TRUE(other.Put(*other.FindOrCreate("c"), "there", std::move(body), PutCondition::kAlways, std::nullopt, now_).written);
+  ASSERT_TRUE(other.Put(*other.FindOrCreate(0, "c"), "there", std::move(body), PutCondition::kAlways, std::nullopt, now_).written);
   now_ += 5'000;
   SetTtl("c", 5);
   EXPECT_EQ(Figures("c").expired_unreclaimed, 1u);
-  EXPECT_EQ(other.Figures(*other.Find("c"), now_).expired_unreclaimed, 1u);
-  EXPECT_EQ(other.Get(*other.Find("c"), "there", now_), nullptr);
-  catalog_.Drop("c");
-  EXPECT_EQ(other.Find("c"), nullptr);
-  EXPECT_EQ(store_.Find("c"), nullptr);
-  EXPECT_EQ(catalog_.Names(), std::vector<std::string>{});
+  EXPECT_EQ(other.Figures(*other.Find(0, "c"), now_).expired_unreclaimed, 1u);
+  EXPECT_EQ(other.Get(*other.Find(0, "c"), "there", now_), nullptr);
+  catalog_.Drop(0, "c");
+  EXPECT_EQ(other.Find(0, "c"), nullptr);
+  EXPECT_EQ(store_.Find(0, "c"), nullptr);
+  EXPECT_EQ(catalog_.Names(0), std::vector<std::string>{});
 }
 
 // ---- Scan ----
@@ -849,8 +849,8 @@ TEST_F(ItemStoreTest, ScanReturnsExactlyTheLiveItems) {
   // filtered by the rule at the current time.
   auto expected = [&] {
     std::set<std::string> s;
-    int64_t d = store_.Find("c")->default_ttl();
-    ContainerPart& part = *store_.Find("c");
+    int64_t d = store_.Find(0, "c")->default_ttl();
+    ContainerPart& part = *store_.Find(0, "c");
     uint64_t cursor = 0;
     do {
       cursor = store_.Scan(part, cursor, now_ - 1'000'000'000'000, 1 << 20, [&](const Item& item) {

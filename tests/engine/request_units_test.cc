@@ -52,8 +52,8 @@ class ReclaimBudgetTest : public ::testing::Test {
  protected:
   // 1,000 items of about 1 KiB with a 1-second ttl, all expired by the time it returns.
   void Fill() {
-    catalog_.FindOrCreate("c")->default_ttl.store(-1);
-    ContainerPart* part = store_.FindOrCreate("c");
+    catalog_.FindOrCreate(0, "c")->default_ttl.store(-1);
+    ContainerPart* part = store_.FindOrCreate(0, "c");
     std::string payload(900, 'x');
     for (int i = 0; i < 1000; ++i) {
       ParsedItem body{"\"v\":\"" + payload + "\",\"ttl\":1", 1};
@@ -75,7 +75,7 @@ class ReclaimBudgetTest : public ::testing::Test {
     while (store_.Reclaim(now_, 64, admit)) {
     }
   }
-  uint64_t Backlog() { return store_.Figures(*store_.Find("c"), now_).expired_unreclaimed; }
+  uint64_t Backlog() { return store_.Figures(*store_.Find(0, "c"), now_).expired_unreclaimed; }
 
   ContainerCatalog catalog_;
   ItemStore store_{0, catalog_, kStart};

@@ -57,6 +57,7 @@ def seed(srv):
                 args = ("PXAT", pxat) if pxat else ()
                 assert c.call("SET", key, value, *args) == "OK"
         if srv.kind == "lapse":
+            assert c.call("SELECT", 0) == "OK"  # containers belong to a database: box is db 0's
             assert c.call("CSETTTL", "box", "3600") == "OK"
             for item_id, body in CONTAINER_ITEMS:
                 assert isinstance(c.call("IPUT", "box", item_id, body), bytes)
@@ -73,7 +74,8 @@ def scan_items(c, container):
 
 def snapshot(srv):
     """Every key of every database with its type, value and absolute deadline, and on lapse
-    every container with its DTTL and items (whose _ts and _etag change on any write)."""
+    every container of every database with its DTTL and items (whose _ts and _etag change on
+    any write)."""
     with srv.client() as c:
         listing = c.pipeline([cmd for db in range(16) for cmd in (("SELECT", db), ("KEYS", "*"))])
         state = {}
@@ -85,8 +87,10 @@ def snapshot(srv):
                                                      for cmd in (("TYPE", k), ("GET", k), ("PEXPIRETIME", k))])
             state[db] = {k: tuple(replies[1 + 3 * i:4 + 3 * i]) for i, k in enumerate(keys)}
         if srv.kind == "lapse":
-            for name in c.call("CLIST"):
-                state[("container", name)] = (c.call("CGETTTL", name), scan_items(c, name))
+            for db in range(16):
+                assert c.call("SELECT", db) == "OK"
+                for name in c.call("CLIST"):
+                    state[("container", db, name)] = (c.call("CGETTTL", name), scan_items(c, name))
     return state
 
 
@@ -129,7 +133,7 @@ def test_seed_and_snapshot_cover_what_they_claim(seeded):
     assert state[0][b"far"][2] == FAR_MS
     assert state[1] == {b"other": ("string", b"db1", FAR_MS)}
     if seeded.srv.kind == "lapse":
-        ttl, items = state[("container", b"box")]
+        ttl, items = state[("container", 0, b"box")]
         assert ttl == 3600 and len(items) == 2
 
 
@@ -495,7 +499,7 @@ def test_option_without_value_is_a_syntax_error(seeded, c, cmd):
     (("IPUT", "box", "a"), "iput"), (("IGET", "box"), "iget"), (("IDEL", "box"), "idel"), (("ITTL", "box"), "ittl"),
     (("IPTTL", "box", "a", "b"), "ipttl"), (("ICOUNT",), "icount"), (("ISCAN", "box"), "iscan"),
     (("CSETTTL", "box"), "csetttl"), (("CGETTTL",), "cgetttl"), (("CDROP",), "cdrop"), (("CINFO",), "cinfo"),
-    (("CLIST", "x"), "clist"), (("CSETRU", "box"), "csetru"), (("CGETRU",), "cgetru"), (("LASTCHARGE", "x"), "lastcharge"),
+    (("CLIST", "x"), "clist"), (("CMOVE", "box"), "cmove"), (("CSETRU", "box"), "csetru"), (("CGETRU",), "cgetru"), (("LASTCHARGE", "x"), "lastcharge"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_wrong_arity_containers(seeded, c, cmd, name):
     assert c.call(*cmd) == arity(name)

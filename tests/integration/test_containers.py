@@ -1080,9 +1080,11 @@ def test_containers_are_not_redis_keys(raw):
     assert raw.call("DEL", "c", "d") == 1
     assert raw.call("ICOUNT", "c") == 1
     assert raw.call("CLIST") == [b"c", b"d"]
-    assert raw.call("FLUSHDB") == "OK"  # a database's keys only: containers stay
-    assert raw.call("ICOUNT", "c") == 1
-    assert raw.call("SELECT", 5) == "OK"  # containers belong to no database
+    assert raw.call("SELECT", 5) == "OK"  # containers belong to their database (test_container_databases.py)
+    assert raw.call("ICOUNT", "c") == 0
+    assert raw.call("CLIST") == []
+    assert raw.call("FLUSHDB") == "OK"  # database 5's: database 0's containers stay
+    assert raw.call("SELECT", 0) == "OK"
     assert raw.call("ICOUNT", "c") == 1
     assert raw.call("CLIST") == [b"c", b"d"]
 
@@ -1125,7 +1127,7 @@ def test_invalid_container_names_are_refused(raw):
     for n in BAD_NAMES:
         for cmd in [("CSETTTL", n, 10), ("CGETTTL", n), ("CDROP", n), ("CINFO", n), ("CSETRU", n, 5), ("CGETRU", n),
                     ("IPUT", n, "a", "{}"), ("IGET", n, "a"), ("IDEL", n, "a", "b"), ("ITTL", n, "a"),
-                    ("IPTTL", n, "a"), ("ICOUNT", n), ("ISCAN", n, 0)]:
+                    ("IPTTL", n, "a"), ("ICOUNT", n), ("ISCAN", n, 0), ("CMOVE", n, 1)]:
             assert_rejected(raw, cmd, BAD_NAME, "c")
 
 

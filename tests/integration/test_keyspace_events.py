@@ -508,7 +508,8 @@ def test_hash_field_expiry_events(clean):
 
 
 # ---- lapse's items (IPUT/IDEL): not keys, so they have a channel of their own,
-# __itemevent@0__:<event> with "container/id" (containers are global: always database 0)
+# __itemevent@<db>__:<event> with "container/id", <db> the container's database (0 here;
+# other databases, CMOVE and SWAPDB: test_container_databases.py)
 
 
 @pytest.mark.lapse_only

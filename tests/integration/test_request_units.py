@@ -53,6 +53,10 @@ def bad_ru(value):
              "the server-wide budget")
 
 
+SERVERLESS_CSETRU = E("ERR setting a container's request units per second is not supported with serverless "
+                      "billing, which has no provisioned throughput: use CONFIG SET billing provisioned first")
+
+
 def config_error(name, reason):
     return E(f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
 
@@ -485,6 +489,68 @@ def test_server_wide_budget_never_throttles(start_server):
         assert c.call("LASTCHARGE") == b"1"
         assert info(c, "ru")["ru_throttled_requests"] == "0"
         assert cinfo(c, "c")["ru_throttled_requests"] == 0
+
+
+# ---- Serverless billing: nothing is throttled, and there is no budget to set ----------------
+
+
+def test_serverless_never_throttles_a_container_with_its_own_budget(start_server):
+    srv, c = start(start_server)
+    with c, frozen_clock(c):
+        advance_to_next_second(c)
+        assert c.call("CSETRU", "c", 10) == "OK"
+        c.call("IPUT", "c", "a", '{"v":1}')  # 5 RU
+        c.call("IPUT", "c", "a", '{"v":2}')  # 10 RU: 15 of 10 spent
+        assert c.call("IGET", "c", "a") == throttled(1000)  # provisioned: over its own budget
+        refused_before = cinfo(c, "c")["ru_throttled_requests"]
+        server_refused_before = info(c, "ru")["ru_throttled_requests"]
+        user_before = as_float(cinfo(c, "c")["ru_user_total"])
+        assert c.call("CONFIG", "SET", "billing", "serverless") == "OK"
+        # Hundreds of RU in the same second of a 10 RU/s budget: every command is served.
+        for i in range(50):
+            assert isinstance(c.call("IPUT", "c", f"a{i}", '{"v":1}'), bytes)
+            assert c.call("IGET", "c", f"a{i}") is not None
+            assert c.call("ITTL", "c", f"a{i}") == -1
+            assert c.call("IPTTL", "c", f"a{i}") == -1
+        assert c.call("ICOUNT", "c") == 51
+        assert isinstance(c.call("ISCAN", "c", 0, "COUNT", 1000), list)
+        assert c.call("IDEL", "c", "a0", "a1") == 2
+        assert c.call("EVAL", "return redis.call('IGET', 'c', 'a')", 0) is not None  # scripts too
+        after = cinfo(c, "c")
+        assert after["ru_throttled_requests"] == refused_before
+        assert info(c, "ru")["ru_throttled_requests"] == server_refused_before
+        assert as_float(after["ru_user_total"]) >= user_before + 400  # still charged, never refused
+        # The budget set while provisioned sleeps, and is in force again once billing is.
+        assert c.call("CGETRU", "c") == 10
+        assert after["ru_per_second"] == 10
+        assert c.call("CONFIG", "SET", "billing", "provisioned") == "OK"
+        assert c.call("IGET", "c", "a") == throttled(1000)
+
+
+def test_csetru_is_refused_under_serverless_and_changes_nothing(start_server):
+    srv, c = start(start_server, billing="serverless")
+    with c:
+        for value in [10, "OFF", "off", "abc", 0, -5, ""]:
+            assert c.call("CSETRU", "c", value) == SERVERLESS_CSETRU, value
+            assert c.call("LASTCHARGE") == b"1"  # a rejected request
+            assert c.call("CLIST") == []  # not even created
+            assert c.call("CGETRU", "c") is None
+        # The dispatcher's checks come first, as for every command.
+        assert c.call("CSETRU", "c") == E("ERR wrong number of arguments for 'csetru' command")
+        assert c.call("CSETRU", "a/b", 10) == E(
+            "ERR invalid container name: it must be 1 to 255 bytes of UTF-8 without '/', '\\', '?' or '#'")
+        assert c.call("CLIST") == []
+        # A budget set while provisioned is neither changed nor removed under serverless.
+        assert c.call("CONFIG", "SET", "billing", "provisioned") == "OK"
+        assert c.call("CSETRU", "c", 10) == "OK"
+        assert c.call("CONFIG", "SET", "billing", "serverless") == "OK"
+        for value in [20, "OFF"]:
+            assert c.call("CSETRU", "c", value) == SERVERLESS_CSETRU, value
+            assert c.call("CGETRU", "c") == 10
+            assert cinfo(c, "c")["ru_per_second"] == 10
+        assert c.call("CONFIG", "SET", "billing", "provisioned") == "OK"
+        assert c.call("CSETRU", "c", "OFF") == "OK"
+        assert c.call("CGETRU", "c") is None
 
 
 # ---- CONFIG ru-per-second and billing -----------------------------------------------------

@@ -767,8 +767,16 @@ TEST_P(ContainerCommandsTest, ContainersAreNotKeys) {
   EXPECT_EQ(Run({"SET", "c", "v"}), kOk);
   EXPECT_EQ(Run({"DEL", "c"}), Int(1));
   EXPECT_EQ(Run({"ICOUNT", "c"}), Int(1));
-  EXPECT_EQ(Run({"FLUSHDB"}), kOk);  // one database: containers stay
+  // Containers belong to a database: another database neither sees them nor flushes them...
+  EXPECT_EQ(Run({"SELECT", "1"}), kOk);
+  EXPECT_EQ(Run({"ICOUNT", "c"}), Int(0));
+  EXPECT_EQ(Run({"FLUSHDB"}), kOk);
+  EXPECT_EQ(Run({"SELECT", "0"}), kOk);
   EXPECT_EQ(Run({"ICOUNT", "c"}), Int(1));
+  // ...and FLUSHDB in their own removes them with the keys.
+  EXPECT_EQ(Run({"FLUSHDB"}), kOk);
+  EXPECT_EQ(Run({"ICOUNT", "c"}), Int(0));
+  EXPECT_EQ(Run({"CLIST"}), "*0\r\n");
 }
 
 TEST_P(ContainerCommandsTest, FlushAllRemovesContainers) {

@@ -57,5 +57,32 @@ TEST(RequestUnitCommandsTest, OverBudgetContainerIsThrottledAndNothingChanges) {
   EXPECT_EQ(t.Run({"CGETRU", "c"}), kNil);
 }
 
+// Serverless billing has no provisioned throughput: nothing is throttled, and CSETRU is refused
+// (changing nothing). A budget set while provisioned sleeps until billing is provisioned again.
+TEST(RequestUnitCommandsTest, ServerlessNeverThrottlesAndRefusesCSetRu) {
+  TestServer t(1);
+  const std::string refused = Err(
+      "ERR setting a container's request units per second is not supported with serverless billing, which has no "
+      "provisioned throughput: use CONFIG SET billing provisioned first");
+  EXPECT_EQ(t.Run({"CSETRU", "c", "10"}), kOk);
+  EXPECT_EQ(t.Run({"IPUT", "c", "a", "{\"v\":1}"}).substr(0, 1), "$");  // 5 RU
+  EXPECT_EQ(t.Run({"IPUT", "c", "a", "{\"v\":2}"}).substr(0, 1), "$");  // 10 RU: budget spent
+  EXPECT_EQ(t.Run({"IGET", "c", "a"}).rfind("-THROTTLED ", 0), 0u);
+  EXPECT_EQ(t.Run({"CONFIG", "SET", "billing", "serverless"}), kOk);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(t.Run({"IPUT", "c", "a", "{\"v\":3}"}).substr(0, 1), "$") << i;
+    ASSERT_EQ(t.Run({"IGET", "c", "a"}).substr(0, 1), "$") << i;
+  }
+  EXPECT_EQ(t.Run({"ICOUNT", "c"}), Int(1));
+  for (const char* value : {"20", "OFF", "0", "x"}) {
+    EXPECT_EQ(t.Run({"CSETRU", "c", value}), refused) << value;
+    EXPECT_EQ(t.Run({"CGETRU", "c"}), Int(10)) << value;
+    EXPECT_EQ(t.Run({"CSETRU", "new", value}), refused) << value;
+    EXPECT_EQ(t.Run({"CLIST"}), "*1\r\n" + Bulk("c")) << value;  // "new" was not created
+  }
+  EXPECT_EQ(t.Run({"CONFIG", "SET", "billing", "provisioned"}), kOk);
+  EXPECT_EQ(t.Run({"IGET", "c", "a"}).rfind("-THROTTLED ", 0), 0u);  // this second is long spent
+}
+
 }  // namespace
 }  // namespace lapse::server::testing
