@@ -155,7 +155,7 @@ struct EvictionListener : KeyEventListener {
   void KeyEvicted(uint32_t, std::string_view key) override { evicted.emplace_back(key); }
   void KeyCreated(uint32_t, std::string_view) override {}
   void KeyMissed(uint32_t, std::string_view) override {}
-  void ItemExpired(std::string_view, std::string_view) override {}
+  void ItemExpired(uint32_t, std::string_view, std::string_view) override {}
 };
 
 TEST_F(EvictionTest, EvictDeletesALiveKeyReportsItAndCountsItsBytes) {
