@@ -1,5 +1,8 @@
 #include "engine/db.h"
 
+#include "engine/access.h"
+#include "engine/collection.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -55,6 +58,15 @@ void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
   if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }
 
+namespace {
+// A value written over an existing key is a new value to LRU, but keeps the key's frequency
+// under LFU, as Redis's dbOverwrite does.
+void NoteReplaced(Entry* fresh, const Entry* old, int64_t now_ms) {
+  if (Access().lfu.load(std::memory_order_relaxed)) fresh->set_access_stamp(old->access_stamp());
+  else NoteCreated(fresh, now_ms);
+}
+}  // namespace
+
 Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int64_t deadline_ms, int64_t now_ms) {
   uint64_t hash = HashKey(key);
   Entry** link = table_.FindLink(key, hash);
@@ -74,16 +86,19 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
         old->set_deadline(deadline_ms);
         Track(old, hash);
       }
+      NoteReplaced(old, old, now_ms);
       Touch(key);
       return old;
     }
     Entry* fresh = Entry::Create(key, value, type, deadline_ms);
+    NoteReplaced(fresh, old, now_ms);
     DestroyUnlinked(table_.ReplaceAt(link, fresh));
     Track(fresh, hash);
     Touch(key);
     return fresh;
   }
   Entry* fresh = Entry::Create(key, value, type, deadline_ms);
+  NoteCreated(fresh, now_ms);
   table_.Insert(fresh, hash);
   Track(fresh, hash);
   Touch(key);
@@ -113,7 +128,7 @@ Entry* Db::SetDeadline(Entry* entry, int64_t deadline_ms, int64_t now_ms) {
     entry->set_deadline(deadline_ms);
   } else {
     Entry* fresh = Entry::Create(key, entry->value(), entry->type(), deadline_ms);
-    fresh->set_touched(entry->touched());
+    fresh->set_access_stamp(entry->access_stamp());
     fresh->set_encoding_bits(entry->encoding_bits());
     Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
     entry = fresh;
@@ -128,7 +143,7 @@ Entry* Db::FitValue(Entry* entry) {
   std::string_view key = entry->key();
   Entry** link = table_.FindLink(key, HashKey(key));
   Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, entry->value().size());
-  fresh->set_touched(entry->touched());
+  fresh->set_access_stamp(entry->access_stamp());
   fresh->set_encoding_bits(entry->encoding_bits());
   Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
   return fresh;
@@ -141,7 +156,7 @@ Entry* Db::ReserveValue(Entry* entry, size_t capacity, bool exact) {
   // Small values grow exactly; larger ones double so that APPEND loops stay linear.
   size_t grown = capacity < 1024 || exact ? capacity : std::max(capacity, 2 * static_cast<size_t>(entry->value().size()));
   Entry* fresh = Entry::Create(key, entry->value(), entry->type(), entry->deadline(), false, grown);
-  fresh->set_touched(entry->touched());
+  fresh->set_access_stamp(entry->access_stamp());
   fresh->set_encoding_bits(entry->encoding_bits());
   Entry::DestroyMoved(table_.ReplaceAt(link, fresh));
   return fresh;
@@ -239,6 +254,44 @@ Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
   if (Entry* e = TryRandomLive(&seed, now_ms)) return e;
   if (CountLive(now_ms) == 0) return nullptr;
   return table_.RandomEntry(seed);
+}
+
+void Db::SampleLive(uint64_t* seed, size_t count, bool volatile_only, int64_t now_ms,
+                    const std::function<void(const Entry*)>& fn) const {
+  if (table_.size() == 0 || (volatile_only && volatile_count_ == 0)) return;
+  auto wanted = [&](const Entry* e) { return !IsExpired(e, now_ms) && (!volatile_only || e->deadline() != kNoDeadline); };
+  size_t found = 0;
+  for (size_t tries = 0; found < count && tries < 2 * count; ++tries) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    const Entry* e = table_.RandomEntry(*seed ^ (*seed >> 29));
+    if (e == nullptr) return;
+    if (wanted(e)) {
+      fn(e);
+      ++found;
+    }
+  }
+  if (found > 0 || !volatile_only) return;
+  // Volatile keys are a small share of the table: walk a few buckets from a random one.
+  constexpr int kWalkBuckets = 256;
+  uint64_t cursor = *seed >> 7;
+  for (int steps = 0; steps < kWalkBuckets && found < count; ++steps) {
+    cursor = table_.Scan(cursor, [&](const Entry* e) {
+      if (found < count && wanted(e)) {
+        fn(e);
+        ++found;
+      }
+    });
+    if (cursor == 0) break;
+  }
+}
+
+size_t Db::Evict(std::string_view key, int64_t now_ms) {
+  Entry* e = Extract(key, now_ms);
+  if (e == nullptr) return 0;
+  size_t bytes = e->AllocatedBytes() + TableBytes(e) + sizeof(Entry*);
+  if (listener_ != nullptr) [[unlikely]] listener_->KeyEvicted(index_, e->key());
+  Entry::Destroy(e);
+  return bytes;
 }
 
 Db::TtlSample Db::SampleTtls(int64_t now_ms) const {

@@ -114,6 +114,16 @@ class Db {
   // is deleted); a caller that cannot wait for a full reclaim reclaims a slice and asks again.
   Entry* TryRandomLive(uint64_t* seed, int64_t now_ms);
 
+  // ---- Eviction (engine/eviction.h) ----
+  // Calls fn with up to `count` random live entries (only those with a deadline when
+  // `volatile_only`): random picks first, then, when volatile keys are too rare for them to
+  // find, a short walk of the table from a random bucket.
+  void SampleLive(uint64_t* seed, size_t count, bool volatile_only, int64_t now_ms,
+                  const std::function<void(const Entry*)>& fn) const;
+  // Deletes live `key` to free memory (maxmemory-policy): touches it and reports `evicted`.
+  // Returns the bytes it held (entry, table, bucket slot), 0 when it is absent or expired.
+  size_t Evict(std::string_view key, int64_t now_ms);
+
   // What INFO reports of volatile keys, estimated like Redis from a sample (the first buckets
   // of the table) rather than a walk of every key.
   struct TtlSample {

@@ -24,7 +24,7 @@ Entry* Entry::Create(std::string_view key, std::string_view value, ValueType typ
   e->value_len_ = static_cast<uint32_t>(value.size());
   e->type_ = static_cast<uint8_t>(type);
   e->flags_ = slot ? kDeadlineSlot : 0;
-  e->touched_ = 0;
+  e->set_access_stamp(0);
   if (slot) e->set_deadline(deadline_ms);
   if (!key.empty()) std::memcpy(e->KeyPtr(), key.data(), key.size());
   if (!value.empty()) std::memcpy(e->ValuePtr(), value.data(), value.size());

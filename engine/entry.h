@@ -2,7 +2,7 @@
 //
 // One key and its value in a single allocation, chained into its bucket:
 //
-//   | next (8) | key_len (4) | value_len (4) | type (1) | flags (1) | touched (2) |
+//   | next (8) | key_len (4) | value_len (4) | type (4 bits) flags (4 bits) | access (3) |
 //   | deadline (8, only if kDeadlineSlot) | key bytes | value bytes |
 //
 // The 20-byte header is the whole per-key overhead besides the bucket pointer:
@@ -98,18 +98,24 @@ class Entry {
   // Changes the value length in place; requires new_len <= value_capacity().
   void set_value_len(uint32_t new_len) { value_len_ = new_len; }
 
-  // Coarse last-access time for OBJECT IDLETIME: seconds modulo 2^16 (about 18 hours).
-  uint16_t touched() const { return touched_; }
-  void set_touched(uint16_t t) { touched_ = t; }
+  // 24 bits of how recently or how often the key was used, as Redis's robj.lru: read and
+  // written only through engine/access.h, which knows which of the two it holds.
+  uint32_t access_stamp() const { return (static_cast<uint32_t>(access_high_) << 16) | access_low_; }
+  void set_access_stamp(uint32_t stamp) {
+    access_high_ = static_cast<uint8_t>(stamp >> 16);
+    access_low_ = static_cast<uint16_t>(stamp);
+  }
 
   size_t AllocatedBytes() const;
 
  private:
   static constexpr uint8_t kDeadlineSlot = 1;
   static constexpr uint8_t kEncodingMask = 6;  // bits 1-2: a StringEncoding
+  // type_ and flags_ share a byte so that the access stamp gets 24 bits, Redis's width,
+  // without growing the header.
 
   Entry() = default;
-  // The payload starts right after touched_, inside what would be the struct's tail padding.
+  // The payload starts right after access_low_, inside what would be the struct's tail padding.
   static constexpr size_t kHeaderBytes = 20;
   char* Payload() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
   const char* Payload() const { return reinterpret_cast<const char*>(this) + kHeaderBytes; }
@@ -122,9 +128,10 @@ class Entry {
   Entry* next_;
   uint32_t key_len_;
   uint32_t value_len_;
-  uint8_t type_;
-  uint8_t flags_;
-  uint16_t touched_;
+  uint8_t type_ : 4;
+  uint8_t flags_ : 4;
+  uint8_t access_high_;
+  uint16_t access_low_;
 };
 
 static_assert(sizeof(Entry) == 24, "entry header is 20 bytes plus tail padding the payload reuses");

@@ -21,6 +21,9 @@ class KeyEventListener {
   virtual void KeyExpired(uint32_t db, std::string_view key) = 0;
   // Hash `key` lost fields to their own deadlines (HEXPIRE), and still exists or not.
   virtual void FieldsExpired(uint32_t db, std::string_view key) = 0;
+  // `key` of database `db` was deleted to free memory (maxmemory-policy); still readable
+  // during the call.
+  virtual void KeyEvicted(uint32_t db, std::string_view key) = 0;
   // `key` was added to the table where it was absent (not replaced in place).
   virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
   // A read lookup (Redis's lookupKeyRead) found no live `key`.

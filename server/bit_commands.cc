@@ -69,7 +69,7 @@ Entry* StringForBitWrite(ShardCommand& c, std::string_view key, Entry* e, uint64
   if (!e) {
     *grown = true;
     e = c.db.Put(key, std::string(bytes, '\0'), ValueType::kString, kNoDeadline, c.now_ms);
-    e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
+    engine::NoteAccess(e, c.now_ms);
   } else if (size_t len = e->value().size(); bytes > len) {
     *grown = true;
     e = c.db.ReserveValue(e, bytes);
@@ -357,7 +357,7 @@ void CmdBitop(ConnCommand& c) {
         wrong_type = true;
         return;
       }
-      if (e) e->set_touched(static_cast<uint16_t>(now / 1000));
+      if (e) engine::NoteAccess(e, now);
       ru += engine::RuCharge(engine::RuOp::kRead, c.args[i].size() + (e ? e->value().size() : 0));
       views.emplace_back(e ? e->value() : std::string_view());
     }
@@ -375,7 +375,7 @@ void CmdBitop(ConnCommand& c) {
     ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, dest.size() + result.size());
     Entry* e = to.Put(dest, result, ValueType::kString, kNoDeadline, now);
     e->set_string_encoding(engine::StringEncoding::kRaw);  // Redis stores the buffer it built
-    e->set_touched(static_cast<uint16_t>(now / 1000));
+    engine::NoteAccess(e, now);
     NotifyKeyspace(c, kEventString, "set", dest);
   });
   c.charge.ru += ru;
@@ -399,7 +399,7 @@ void CmdLcs(ConnCommand& c) {
       if (e && e->type() != ValueType::kString) wrong_type = true;
       c.charge.Add(engine::RuOp::kRead, key.size() + (e ? e->value().size() : 0));
       if (e && !wrong_type) {
-        e->set_touched(static_cast<uint16_t>(now / 1000));
+        engine::NoteAccess(e, now);
         out->assign(e->value());
       }
     };

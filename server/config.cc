@@ -1,5 +1,7 @@
 #include "server/config.h"
 
+#include "engine/eviction.h"
+
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -201,11 +203,16 @@ const std::vector<Option>& Options() {
       MemOption("maxmemory", &Settings::maxmemory),
       Option{"maxmemory-policy", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               if (protocol::AsciiLower(v) != "noeviction") return "argument(s) must be one of the following: noeviction";
-               s.maxmemory_policy = "noeviction";
+               std::optional<engine::EvictionPolicy> policy = engine::ParseEvictionPolicy(v);
+               if (!policy) return std::string("argument(s) must be one of the following: ") + engine::kEvictionPolicyNames;
+               s.maxmemory_policy = engine::EvictionPolicyName(*policy);
                return std::nullopt;
              },
              [](const Settings& s) { return s.maxmemory_policy; }},
+      IntOption("maxmemory-samples", true, &Settings::maxmemory_samples, 1, INT32_MAX),
+      IntOption("maxmemory-eviction-tenacity", true, &Settings::maxmemory_eviction_tenacity, 0, 100),
+      IntOption("lfu-log-factor", true, &Settings::lfu_log_factor, 0, INT32_MAX),
+      IntOption("lfu-decay-time", true, &Settings::lfu_decay_time, 0, INT32_MAX),
       IntOption("hz", true, &Settings::hz, 1, 500),
       Option{"notify-keyspace-events", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {

@@ -49,6 +49,10 @@ struct Settings {
   OutputBufferLimit output_limit_pubsub{32ll << 20, 8ll << 20, 60};
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
+  int64_t maxmemory_samples = 5;
+  int64_t maxmemory_eviction_tenacity = 10;
+  int64_t lfu_log_factor = 10;
+  int64_t lfu_decay_time = 1;
   int64_t hz = 10;
   int64_t slowlog_log_slower_than = 10000;  // microseconds; negative: log nothing
   uint32_t notify_keyspace_events = 0;   // server/keyspace_events.h's EventClass mask

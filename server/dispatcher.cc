@@ -97,7 +97,7 @@ std::string_view Dispatcher::BusyError() const {
   return server_.running_scripts().BusyIsFunction() ? errors::kBusyFunction : errors::kBusyScript;
 }
 
-bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
+bool Dispatcher::RefusedForMemory(const CommandSpec& spec) {
   bool refusable = (spec.flags & kDenyOom) != 0;
   if (session_.multi.active) [[unlikely]] {
     if (spec.name == "exec") {
@@ -107,7 +107,9 @@ bool Dispatcher::RefusedForMemory(const CommandSpec& spec) const {
       refusable = spec.name != "discard" && spec.name != "quit" && spec.name != "reset";
     }
   }
-  return refusable && server_.OverMaxmemory();
+  // Eviction runs before every command, as Redis's performEvictions does, refusable or not.
+  bool out_of_memory = server_.OutOfMemory();
+  return refusable && out_of_memory;
 }
 
 void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply) {

@@ -73,7 +73,7 @@ class Dispatcher {
   void Refuse(const Admission& admission, protocol::ReplyWriter& reply);
   // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
   // since queuing takes memory too: Redis 7.0's rule).
-  bool RefusedForMemory(const CommandSpec& spec) const;
+  bool RefusedForMemory(const CommandSpec& spec);
   static bool AllowedWhileSubscribed(const CommandSpec& spec);
   static bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string_view>& args);
   std::string_view BusyError() const;

@@ -43,7 +43,7 @@ namespace {
 void StoreHll(engine::Db& db, std::string_view key, std::string_view value, int64_t deadline, int64_t now_ms) {
   Entry* e = db.Put(key, value, ValueType::kString, deadline, now_ms);
   e->set_string_encoding(engine::StringEncoding::kRaw);
-  e->set_touched(static_cast<uint16_t>(now_ms / 1000));
+  engine::NoteAccess(e, now_ms);
 }
 
 // Sizes the elements of a PFADD for its charge.
@@ -114,7 +114,7 @@ HllLookup LookupHll(engine::Shard& shard, engine::Db& db, std::string_view key, 
   *out = e;
   if (e == nullptr) return HllLookup::kMissing;
   if (e->type() != ValueType::kString) return HllLookup::kWrongType;
-  e->set_touched(static_cast<uint16_t>(now_ms / 1000));
+  engine::NoteAccess(e, now_ms);
   return hll::LooksLikeHll(e->value()) ? HllLookup::kFound : HllLookup::kNotHll;
 }
 

@@ -48,7 +48,7 @@ const char* TypeName(ValueType t) {
   return "none";
 }
 
-void Touch(Entry* e, int64_t now_ms) { e->set_touched(static_cast<uint16_t>(now_ms / 1000)); }
+void Touch(Entry* e, int64_t now_ms) { engine::NoteAccess(e, now_ms); }
 
 // ---- DEL, UNLINK, EXISTS, TOUCH: count over keys on any shard ----
 
@@ -371,15 +371,24 @@ void ObjectHelp(ShardCommand& c) {
 
 // The key subcommands; each runs only on a live key (OBJECT answers nil for a missing one).
 void ObjectEncoding(ShardCommand& c, Entry& e) { c.reply.Bulk(EncodingName(e)); }
+// IDLETIME under an LFU policy and FREQ under the others have nothing to report: the stamp
+// holds the other figure (engine/access.h).
 void ObjectIdleTime(ShardCommand& c, Entry& e) {
-  uint16_t now16 = static_cast<uint16_t>(c.now_ms / 1000);
-  c.reply.Integer(static_cast<uint16_t>(now16 - e.touched()));
+  if (engine::Access().lfu.load(std::memory_order_relaxed)) {
+    return c.reply.Error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between "
+        "policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+  c.reply.Integer(static_cast<int64_t>(engine::IdleMs(&e, c.now_ms) / 1000));
 }
 void ObjectRefCount(ShardCommand& c, Entry&) { c.reply.Integer(1); }
-void ObjectFreq(ShardCommand& c, Entry&) {
-  c.reply.Error(
-      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
-      "between policies at runtime LRU and LFU data will take some time to adjust.");
+void ObjectFreq(ShardCommand& c, Entry& e) {
+  if (!engine::Access().lfu.load(std::memory_order_relaxed)) {
+    return c.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+        "between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+  c.reply.Integer(engine::DecayedFrequency(&e, c.now_ms));
 }
 
 struct ObjectSubcommand {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/access.h"
 #include "engine/db.h"
 #include "engine/entry.h"
 #include "engine/shard.h"
@@ -60,7 +61,7 @@ inline engine::Entry* FindTyped(ShardCommand& c, std::string_view key, engine::V
     c.reply.Error(protocol::errors::kWrongType);
     return nullptr;
   }
-  if (e != nullptr) e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
+  if (e != nullptr) engine::NoteAccess(e, c.now_ms);
   return e;
 }
 

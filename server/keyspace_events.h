@@ -60,7 +60,8 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void Notify(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
     // A miss changes nothing, and a new key is reported by the write that made it.
     if (event_class != kEventKeyMiss && event_class != kEventNew) {
-      tracking_->KeyModified(key, event_class == kEventExpired);
+      // Expiry and eviction are no client's doing (NOLOOP still hears of them).
+      tracking_->KeyModified(key, event_class == kEventExpired || event_class == kEventEvicted);
     }
     uint32_t mask = mask_.load(std::memory_order_relaxed);
     if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
@@ -71,6 +72,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
   // Redis 7.4's event for fields deleted by their own deadlines.
   void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
+  void KeyEvicted(uint32_t db, std::string_view key) override { Notify(kEventEvicted, "evicted", key, db); }
   void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
   void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 

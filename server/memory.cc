@@ -91,4 +91,10 @@ uint64_t MemoryGauge::UsedBytes(int64_t max_age_us) {
   return used_.load(std::memory_order_relaxed);
 }
 
+void MemoryGauge::NoteFreed(uint64_t bytes) {
+  uint64_t used = used_.load(std::memory_order_relaxed);
+  while (!used_.compare_exchange_weak(used, used > bytes ? used - bytes : 0, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace lapse::server

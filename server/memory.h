@@ -35,6 +35,9 @@ class MemoryGauge {
  public:
   // Allocated bytes as of at most `max_age_us` ago. Safe from any thread.
   uint64_t UsedBytes(int64_t max_age_us = 1000);
+  // Takes bytes just freed off the cached figure until the next refresh, so that eviction
+  // does not free the same excess twice within one refresh interval.
+  void NoteFreed(uint64_t bytes);
 
  private:
   std::atomic<uint64_t> used_{0};

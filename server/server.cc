@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include "engine/access.h"
+#include "engine/eviction.h"
+
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -43,6 +46,14 @@ Server::Server(Config& config, engine::Clock& clock)
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
   blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
+  // Expired items reclaimed under memory pressure are billed as reclamation is, but never
+  // held back by the budget.
+  evictor_ = std::make_unique<Evictor>(*shards_, [this](const engine::Item& item, int64_t) {
+    double ru = engine::RuCharge(engine::RuOp::kDelete, item.Bytes());
+    ru_meter_.ChargeReclaimUnmetered(ru);
+    if (serverless()) ru_billed_milli_.fetch_add(static_cast<uint64_t>(ru * 1000), std::memory_order_relaxed);
+    item.part->info->ru_reclaim_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
+  });
   for (size_t i = 0; i < shards_->size(); ++i) {
     shards_->shard(i).SetKeyEventListener(&keyspace_events_);
     shards_->shard(i).items().SetChangeFeedRetention(&change_feed_retention_);
@@ -105,16 +116,31 @@ void Server::ApplySettings() {
   store_limit(output_limit_normal_, live.output_limit_normal);
   store_limit(output_limit_pubsub_, live.output_limit_pubsub);
   maxmemory_.store(live.maxmemory, std::memory_order_relaxed);
+  evictor_->Configure({*engine::ParseEvictionPolicy(live.maxmemory_policy), static_cast<int>(live.maxmemory_samples),
+                       static_cast<int>(live.maxmemory_eviction_tenacity)});
+  engine::Access().lfu.store(engine::TracksFrequency(evictor_->policy()), std::memory_order_relaxed);
+  engine::Access().lfu_log_factor.store(static_cast<int>(live.lfu_log_factor), std::memory_order_relaxed);
+  engine::Access().lfu_decay_minutes.store(static_cast<int>(live.lfu_decay_time), std::memory_order_relaxed);
   keyspace_events_.Configure(live.notify_keyspace_events);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
   busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);
   spdlog::set_level(SpdlogLevel(live.loglevel));
 }
 
+bool Server::OutOfMemory() {
+  int64_t limit = maxmemory_.load(std::memory_order_relaxed);
+  if (limit <= 0) return false;
+  bool over = memory_.UsedBytes() > static_cast<uint64_t>(limit);
+  if (over) over = evictor_->MakeRoom(memory_, static_cast<uint64_t>(limit), clock_.NowMs()) == Evictor::Outcome::kNothingToEvict;
+  evictor_->NoteOverLimit(memory_.UsedBytes() > static_cast<uint64_t>(limit));
+  return over;
+}
+
 awaitable<void> Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
   error_stats_.Reset();
+  evictor_->ResetStats();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
   // A thread's counters are written by that thread alone: the others are zeroed on their
   // own threads, and the reply waits for them. Inside EXEC, which holds shards that those

@@ -26,6 +26,7 @@
 #include "server/script_cache.h"
 #include "server/slowlog.h"
 #include "server/config.h"
+#include "server/eviction.h"
 #include "server/memory.h"
 #include "server/keyspace_events.h"
 #include "server/pubsub.h"
@@ -127,8 +128,14 @@ class Server {
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
   // Client-side caching: who tracks which keys (server/tracking.h).
   Tracking& tracking() { return tracking_; }
-  // True when maxmemory is set and the process uses more; writes that may grow memory are
-  // then refused (maxmemory-policy noeviction).
+  // Before a command: when maxmemory is set and the process uses more, frees memory as
+  // maxmemory-policy says (server/eviction.h). True when it could not get under the limit:
+  // commands that may grow memory are then refused with the OOM error.
+  bool OutOfMemory();
+  Evictor& evictor() { return *evictor_; }
+  const Evictor& evictor() const { return *evictor_; }
+  // True when maxmemory is set and the process uses more (a script's writes are refused then;
+  // scripts never evict, as in Redis).
   bool OverMaxmemory() {
     int64_t limit = maxmemory_.load(std::memory_order_relaxed);
     return limit > 0 && memory_.UsedBytes() > static_cast<uint64_t>(limit);
@@ -201,6 +208,7 @@ class Server {
   std::atomic<int64_t> output_limit_normal_[3]{}, output_limit_pubsub_[3]{};  // hard, soft, soft seconds
   std::atomic<int64_t> maxmemory_{0};
   MemoryGauge memory_;
+  std::unique_ptr<Evictor> evictor_;
   std::atomic<uint64_t> ru_billed_milli_{0};
 };
 

@@ -523,6 +523,7 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "allocator_frag_ratio", std::string(frag));
     Settings s = c.server.config().Snapshot();
     Line(out, "maxmemory", static_cast<uint64_t>(s.maxmemory));
+    Line(out, "maxmemory_human", HumanBytes(static_cast<uint64_t>(s.maxmemory)));
     Line(out, "maxmemory_policy", s.maxmemory_policy);
 #ifdef LAPSE_WITH_JEMALLOC
     Line(out, "mem_allocator", std::string("jemalloc"));
@@ -551,7 +552,11 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "expired_stale_perc", std::string(perc));
     Line(out, "expired_time_cap_reached_count", uint64_t{0});
     Line(out, "expire_lag_max_ms", lag_max);
-    Line(out, "evicted_keys", uint64_t{0});
+    const Evictor& evictor = c.server.evictor();
+    Line(out, "evicted_keys", evictor.evicted_keys());
+    Line(out, "evicted_clients", uint64_t{0});  // lapse never evicts clients for memory
+    Line(out, "total_eviction_exceeded_time", evictor.total_exceeded_ms());
+    Line(out, "current_eviction_exceeded_time", evictor.current_exceeded_ms());
     Line(out, "keyspace_hits", hits);
     Line(out, "keyspace_misses", misses);
     Line(out, "pubsub_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(false)));
@@ -672,6 +677,7 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "reclaim_backlog", item_backlog);
     Line(out, "reclaimed_background_total", rs.reclaimed_background.load());
     Line(out, "reclaimed_lazy_total", rs.reclaimed_lazy.load());
+    Line(out, "reclaimed_forced_total", c.server.evictor().forced_reclaims());
     Line(out, "reclaim_lag_p50_ms", rs.lag.Quantile(0.5));
     Line(out, "reclaim_lag_p99_ms", rs.lag.Quantile(0.99));
     Line(out, "reclaim_lag_max_ms", rs.lag.max());

@@ -194,7 +194,7 @@ class KeyReader {
     Entry* e = FindKey(shard, shard.db(db_), key, now_, Lookup::kRead);
     std::optional<std::string> value;
     if (e != nullptr) {
-      e->set_touched(static_cast<uint16_t>(now_ / 1000));
+      engine::NoteAccess(e, now_);
       if (p.kind == Pattern::Kind::kString && e->type() == ValueType::kString) {
         value.emplace(e->value());
       } else if (p.kind == Pattern::Kind::kHashField && e->type() == ValueType::kHash) {
@@ -461,7 +461,7 @@ void SortGeneric(ConnCommand& c, bool read_only) {
     engine::Shard& shard = shards.shard(shards.ShardFor(c.args[1]));
     engine::Db& source_db = shard.db(db);
     Entry* e = FindKey(shard, source_db, c.args[1], now, Lookup::kRead);
-    if (e != nullptr) e->set_touched(static_cast<uint16_t>(now / 1000));
+    if (e != nullptr) engine::NoteAccess(e, now);
     SortOptions opts = o;
     if (opts.dont_sort && e != nullptr && e->type() == ValueType::kSet && (opts.store || from_script)) {
       // A set's own order is not deterministic: Redis sorts it by its members after all.

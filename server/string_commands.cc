@@ -90,9 +90,8 @@ bool ReadExpiryAmount(ShardCommand& c, const char* command, ExpiryOption* opt) {
 // <past>, see CmdSet): the value is stored without one.
 Entry* StoreString(ShardCommand& c, std::string_view key, std::string_view value, int64_t deadline) {
   if (deadline != kNoDeadline && deadline <= c.now_ms) deadline = kNoDeadline;
-  Entry* e = c.db.Put(key, value, ValueType::kString, deadline, c.now_ms);
-  e->set_touched(static_cast<uint16_t>(c.now_ms / 1000));
-  return e;
+  // Put stamps the access: a new value now for LRU, the key's own frequency kept for LFU.
+  return c.db.Put(key, value, ValueType::kString, deadline, c.now_ms);
 }
 
 // Whether a string of `size` + `growth` bytes is allowed, as Redis checks before it grows
@@ -139,6 +138,7 @@ void CmdSet(ShardCommand& c) {
   bool wrong = false;
   Entry* old = get ? FindString(c, key, &wrong, Lookup::kRead) : FindKey(c, key, Lookup::kWrite);
   if (wrong) return;
+  if (old != nullptr && !get) engine::NoteAccess(old, c.now_ms);  // Redis's lookupKeyWrite
   std::string old_value;
   if (get && old) old_value = old->value();
   bool exists = old != nullptr;
@@ -167,6 +167,7 @@ void CmdSet(ShardCommand& c) {
 
 void CmdSetNx(ShardCommand& c) {
   Entry* e = FindKey(c, c.args[1], Lookup::kWrite);
+  if (e != nullptr) engine::NoteAccess(e, c.now_ms);
   ChargeRead(c.charge, c.args[1], e);
   if (e) return c.reply.Integer(0);
   c.charge = {};
@@ -181,7 +182,9 @@ void SetWithTimeout(ShardCommand& c, const char* command, TimeUnit unit) {
   if (!protocol::ParseInt64(c.args[2], &amount)) return c.reply.Error(errors::kNotInteger);
   auto deadline = ToDeadline(amount, unit, false, c.now_ms, true);
   if (!deadline) return c.reply.Error(errors::InvalidExpireTime(command));
-  ChargeWrite(c.charge, c.db.Find(c.args[1], c.now_ms) != nullptr, c.args[1].size() + c.args[3].size());
+  Entry* old = c.db.Find(c.args[1], c.now_ms);
+  if (old != nullptr) engine::NoteAccess(old, c.now_ms);
+  ChargeWrite(c.charge, old != nullptr, c.args[1].size() + c.args[3].size());
   StoreString(c, c.args[1], c.args[3], *deadline);
   NotifyKeyspace(c, kEventString, "set", c.args[1]);
   NotifyKeyspace(c, kEventGeneric, "expire", c.args[1]);

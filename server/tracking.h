@@ -102,7 +102,7 @@ class Tracking {
   // ---- reads and writes ----
   // Records that `client` read `key`; false if it was already recorded.
   bool Remember(const ClientInfo& client, std::string_view key) { return keys_.Remember(key, ClientId(client)); }
-  // A key changed (`by_expiry`: deleted as expired, which no client did): tells whoever
+  // A key changed (`by_expiry`: deleted as expired or evicted, which no client did): tells whoever
   // tracks it. One relaxed load when nothing is tracked.
   void KeyModified(std::string_view key, bool by_expiry = false) {
     if (keys_.keys() + prefixes_.size() > 0) [[unlikely]] InvalidateKey(key, by_expiry);

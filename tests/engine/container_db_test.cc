@@ -32,6 +32,7 @@ class ItemEventLog : public KeyEventListener {
  public:
   void KeyExpired(uint32_t, std::string_view) override {}
   void FieldsExpired(uint32_t, std::string_view) override {}
+  void KeyEvicted(uint32_t, std::string_view) override {}
   void KeyCreated(uint32_t, std::string_view) override {}
   void KeyMissed(uint32_t, std::string_view) override {}
   void ItemExpired(uint32_t db, std::string_view container, std::string_view id) override {

@@ -204,14 +204,14 @@ TEST_F(DbTest, PutValueAliasingTheOldValue) {
 
 TEST_F(DbTest, SetDeadlineAddChangeRemove) {
   Entry* e = Put(db, "k", "value", kNoDeadline, now);
-  e->set_touched(4242);
+  e->set_access_stamp(4242);
 
   e = db.SetDeadline(e, now + 100, now);  // add: the entry may move to gain a slot
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(db.Find("k", now), e);
   EXPECT_EQ(e->deadline(), now + 100);
   EXPECT_EQ(e->value(), "value");
-  EXPECT_EQ(e->touched(), 4242);
+  EXPECT_EQ(e->access_stamp(), 4242u);
   EXPECT_EQ(db.volatile_count(), 1u);
 
   e = db.SetDeadline(e, now + 100, now);  // same
@@ -278,7 +278,7 @@ TEST_F(DbTest, SetDeadlineInThePastDeletes) {
 TEST_F(DbTest, ReserveValueKeepsContentDeadlineAndTracking) {
   const std::string initial("ab\0cd", 5);
   Entry* e = Put(db, "k", initial, now + 700, now);
-  e->set_touched(77);
+  e->set_access_stamp(77);
   for (size_t want : {size_t{3}, size_t{64}, size_t{1000}, size_t{5000}, size_t{100000}}) {
     size_t len = e->value().size();
     want = std::max(want, len + 1);  // room for the byte appended below
@@ -287,7 +287,7 @@ TEST_F(DbTest, ReserveValueKeepsContentDeadlineAndTracking) {
     EXPECT_EQ(r->value().substr(0, 5), initial);
     EXPECT_EQ(r->key(), "k");
     EXPECT_EQ(r->deadline(), now + 700);
-    EXPECT_EQ(r->touched(), 77);
+    EXPECT_EQ(r->access_stamp(), 77u);
     EXPECT_EQ(db.Find("k", now), r);
     EXPECT_EQ(db.stored(), 1u);
     EXPECT_EQ(db.volatile_count(), 1u);

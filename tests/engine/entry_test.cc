@@ -164,14 +164,16 @@ TEST(EntryTest, CapacitySmallerThanValueIsIgnored) {
   EXPECT_GE(e->value_capacity(), 10u);
 }
 
-TEST(EntryTest, Touched) {
+TEST(EntryTest, AccessStampHas24Bits) {
   EntryPtr e = Make("key", "value", 10);
-  EXPECT_EQ(e->touched(), 0);
-  e->set_touched(12345);
-  EXPECT_EQ(e->touched(), 12345);
-  e->set_touched(UINT16_MAX);
-  EXPECT_EQ(e->touched(), UINT16_MAX);
-  // touched shares the header with the flags: the deadline slot and payload are unaffected.
+  EXPECT_EQ(e->access_stamp(), 0u);
+  e->set_access_stamp(12345);
+  EXPECT_EQ(e->access_stamp(), 12345u);
+  e->set_access_stamp((1u << 24) - 1);
+  EXPECT_EQ(e->access_stamp(), (1u << 24) - 1);
+  EXPECT_EQ(e->type(), ValueType::kString);
+  // The stamp shares the header with the type and flags: the deadline slot and payload are
+  // unaffected.
   EXPECT_TRUE(e->has_deadline_slot());
   EXPECT_EQ(e->deadline(), 10);
   EXPECT_EQ(e->key(), "key");

@@ -1,0 +1,316 @@
+"""Eviction under maxmemory (issue 16).
+
+Two halves:
+  * differential: settings, OBJECT FREQ / IDLETIME, INFO fields and the OOM behaviour are
+    checked against Debian's redis-server reply for reply;
+  * lapse only: which keys each policy gives up, measured on a server of its own with a
+    frozen clock where time matters. These need the allocator's own figure for used memory
+    (jemalloc); a build without it (the sanitizer build reports the resident set, which does
+    not shrink when keys are freed) skips them.
+
+Memory limits are set relative to what the server uses at that moment (INFO used_memory), so
+each test states the excess it creates in bytes of values and checks which keys went.
+"""
+
+import time
+
+import pytest
+
+from conftest import running_server
+from lapse_harness import RawClient, RespError
+
+# ---------------------------------------------------------------------------------------
+# Differential
+
+
+def both(redis_server, server):
+    return {"redis": RawClient(redis_server.port), "lapse": RawClient(server.port)}
+
+
+def reset(c):
+    c.call("CONFIG", "SET", "maxmemory", "0")
+    c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+    c.call("CONFIG", "SET", "maxmemory-samples", "5")
+    c.call("FLUSHALL")
+
+
+@pytest.fixture
+def pair(redis_server, clean):
+    clients = both(redis_server, clean)
+    for c in clients.values():
+        reset(c)
+    yield clients
+    for c in clients.values():
+        reset(c)
+        c.close()
+
+
+def replies(c, commands):
+    return [c.call(*cmd) for cmd in commands]
+
+
+def same(pair, commands):
+    got = {name: replies(c, commands) for name, c in pair.items()}
+    assert got["lapse"] == got["redis"]
+    return got["lapse"]
+
+
+POLICIES = ["noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu",
+            "volatile-random", "volatile-ttl"]
+
+
+def test_policy_settings_round_trip(pair):
+    commands = []
+    for p in POLICIES + ["ALLKEYS-LRU", "Volatile-Ttl"]:
+        commands += [("CONFIG", "SET", "maxmemory-policy", p), ("CONFIG", "GET", "maxmemory-policy")]
+    for name, value in [("maxmemory-samples", "10"), ("maxmemory-samples", "65"), ("maxmemory-eviction-tenacity", "0"),
+                        ("maxmemory-eviction-tenacity", "100"), ("lfu-log-factor", "0"), ("lfu-log-factor", "100"),
+                        ("lfu-decay-time", "0"), ("lfu-decay-time", "5")]:
+        commands += [("CONFIG", "SET", name, value), ("CONFIG", "GET", name)]
+    same(pair, commands)
+
+
+@pytest.mark.parametrize("name,value", [
+    ("maxmemory-policy", "lru"), ("maxmemory-policy", ""), ("maxmemory-policy", "allkeys-lru "),
+    ("maxmemory-samples", "0"), ("maxmemory-samples", "-1"), ("maxmemory-samples", "x"),
+    ("maxmemory-eviction-tenacity", "101"), ("maxmemory-eviction-tenacity", "-1"),
+    ("lfu-log-factor", "-1"), ("lfu-log-factor", "1.5"), ("lfu-decay-time", "-1"), ("lfu-decay-time", "2147483648"),
+])
+def test_bad_settings_get_redis_errors_and_change_nothing(pair, name, value):
+    got = same(pair, [("CONFIG", "GET", name), ("CONFIG", "SET", name, value), ("CONFIG", "GET", name)])
+    assert isinstance(got[1], RespError)
+    assert got[0] == got[2]
+
+
+def test_object_freq_and_idletime(pair):
+    same(pair, [
+        ("SET", "a", "v1"),
+        ("OBJECT", "FREQ", "a"),  # refused: not an LFU policy
+        ("OBJECT", "IDLETIME", "a"),
+        ("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"),
+        ("SET", "b", "v1"), ("OBJECT", "FREQ", "b"),  # a new key starts at 5
+        ("GET", "b"), ("OBJECT", "FREQ", "b"),  # at 5 the increment is certain
+        ("SET", "d", "v1"), ("SET", "d", "v2"), ("OBJECT", "FREQ", "d"),  # the overwrite's lookup counts, and keeps the count
+        ("SETEX", "c", "100", "v"), ("OBJECT", "FREQ", "c"),
+        ("OBJECT", "IDLETIME", "b"),  # refused under LFU
+        ("OBJECT", "FREQ", "nokey"), ("OBJECT", "IDLETIME", "nokey"), ("OBJECT", "FREQ", "a", "b"),
+        ("CONFIG", "SET", "maxmemory-policy", "volatile-lfu"), ("OBJECT", "FREQ", "b"),
+        ("CONFIG", "SET", "maxmemory-policy", "volatile-ttl"), ("OBJECT", "FREQ", "b"),
+    ])
+
+
+def test_info_reports_the_eviction_figures(pair):
+    for c in pair.values():
+        c.call("CONFIG", "SET", "maxmemory", "100mb")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    fields = {}
+    for name, c in pair.items():
+        lines = {**info_fields(c, "memory"), **info_fields(c, "stats")}
+        fields[name] = {k: lines.get(k) for k in ("maxmemory", "maxmemory_human", "maxmemory_policy")}
+        for k in ("evicted_keys", "total_eviction_exceeded_time", "current_eviction_exceeded_time"):
+            assert k in lines, (name, k)
+    assert fields["lapse"] == fields["redis"] == {"maxmemory": "104857600", "maxmemory_human": "100.00M",
+                                                  "maxmemory_policy": "allkeys-lfu"}
+
+
+def test_nothing_to_evict_is_oom_and_changes_nothing(pair):
+    oom = RespError("OOM command not allowed when used memory > 'maxmemory'.")
+    got = same(pair, [
+        ("MSET", "a", "1", "b", "2", "c", "3"),
+        # noeviction: writes refused, reads and deletions served.
+        ("CONFIG", "SET", "maxmemory", "1"), ("SET", "d", "4"), ("GET", "a"), ("DEL", "c"), ("DBSIZE",),
+        # volatile-* with only persistent keys: nothing may go.
+        ("CONFIG", "SET", "maxmemory-policy", "volatile-lru"), ("SET", "d", "4"), ("DBSIZE",),
+        ("CONFIG", "SET", "maxmemory-policy", "volatile-ttl"), ("SET", "d", "4"), ("DBSIZE",),
+        # allkeys-*: every key goes, then the write is refused all the same.
+        ("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"), ("SET", "d", "4"), ("DBSIZE",),
+        ("CONFIG", "SET", "maxmemory", "0"), ("SET", "d", "4"), ("DBSIZE",),
+    ])
+    assert got[2] == got[7] == got[10] == got[13] == oom
+    assert got[5] == got[8] == got[11] == 2 and got[14] == 0 and got[17] == 1
+
+
+# ---------------------------------------------------------------------------------------
+# lapse only: which keys go
+
+VALUE = "x" * 4000
+
+
+def info_fields(c, section):
+    text = c.call("INFO", section)
+    text = text.decode() if isinstance(text, bytes) else text
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def used_memory(c):
+    return int(info_fields(c, "memory")["used_memory"])
+
+
+@pytest.fixture(scope="module")
+def lapse_alone():
+    with running_server(kind="lapse", options={"threads": 2}) as srv:
+        with srv.client() as c:
+            if info_fields(c, "memory").get("mem_allocator") != "jemalloc":
+                pytest.skip("needs the allocator's own used_memory (jemalloc); this build reports the resident set")
+        yield srv
+
+
+@pytest.fixture
+def c(lapse_alone):
+    client = RawClient(lapse_alone.port)
+    reset(client)
+    client.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    client.call("CONFIG", "RESETSTAT")
+    yield client
+    reset(client)
+    client.call("DEBUG", "FREEZE-CLOCK", "0")
+    client.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    client.close()
+
+
+def squeeze(c, policy, excess_values):
+    """Sets maxmemory about `excess_values` values below what is used now, then writes one
+    small key so that eviction runs; returns the write's reply."""
+    c.call("CONFIG", "SET", "maxmemory-policy", policy)
+    time.sleep(0.05)  # lets memory freed by earlier commands settle before it is read
+    c.call("CONFIG", "SET", "maxmemory", str(used_memory(c) - excess_values * len(VALUE)))
+    time.sleep(0.01)  # the maxmemory check reads a figure up to 1 ms old (server/memory.h)
+    reply = c.call("SET", "probe", "1")
+    return reply.message if isinstance(reply, RespError) else reply
+
+
+def present(c, keys):
+    return [k for k, n in zip(keys, c.pipeline([("EXISTS", k) for k in keys])) if n == 1]
+
+
+@pytest.mark.lapse_only
+def test_volatile_ttl_evicts_the_nearest_deadline_first(c):
+    c.call("DEBUG", "FREEZE-CLOCK", "1")
+    # Enough samples that the first round, which samples every shard, sees every volatile key.
+    c.call("CONFIG", "SET", "maxmemory-samples", "64")
+    c.pipeline([("SET", f"p{i}", VALUE) for i in range(40)])
+    c.pipeline([("SET", f"t{i:02}", VALUE, "EX", str(1000 + 100 * i)) for i in range(40)])
+    assert squeeze(c, "volatile-ttl", 10) == "OK"
+    left = present(c, [f"t{i:02}" for i in range(40)])
+    gone = sorted(set(f"t{i:02}" for i in range(40)) - set(left))
+    assert gone, "nothing was evicted"
+    # The keys that went are the ones with the nearest deadlines: a prefix of the order.
+    assert gone == [f"t{i:02}" for i in range(len(gone))]
+    assert len(present(c, [f"p{i}" for i in range(40)])) == 40
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("policy", ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"])
+def test_volatile_policies_never_touch_persistent_keys(c, policy):
+    c.pipeline([("SET", f"p{i}", VALUE) for i in range(60)])
+    c.pipeline([("SET", f"v{i}", VALUE, "EX", "1000") for i in range(20)])
+    assert squeeze(c, policy, 10) == "OK"
+    assert len(present(c, [f"p{i}" for i in range(60)])) == 60
+    assert len(present(c, [f"v{i}" for i in range(20)])) < 20
+    # Once no volatile key is left, writes are refused.
+    c.call("CONFIG", "SET", "maxmemory", str(used_memory(c) - 40 * len(VALUE)))
+    time.sleep(0.01)
+    assert c.call("SET", "more", VALUE) == RespError("OOM command not allowed when used memory > 'maxmemory'.")
+    assert present(c, [f"v{i}" for i in range(20)]) == []
+    assert len(present(c, [f"p{i}" for i in range(60)])) == 60
+    assert int(info_fields(c, "stats")["evicted_keys"]) == 20
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-lru"])
+def test_lru_gives_up_the_keys_idle_longest(c, policy):
+    c.call("DEBUG", "FREEZE-CLOCK", "1")
+    c.call("CONFIG", "SET", "maxmemory-samples", "10")
+    keys = [f"k{i}" for i in range(120)]
+    c.pipeline([("SET", k, VALUE, "EX", "100000") for k in keys])
+    c.call("DEBUG", "ADVANCE", "100000")  # 100 s
+    hot = keys[:60]
+    c.pipeline([("GET", k) for k in hot])
+    assert squeeze(c, policy, 20) == "OK"
+    gone = set(keys) - set(present(c, keys))
+    assert len(gone) >= 8
+    assert gone <= set(keys[60:]), f"recently used keys evicted: {sorted(gone & set(hot))}"
+
+
+@pytest.mark.lapse_only
+def test_lfu_gives_up_the_least_used_keys(c):
+    c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    c.call("CONFIG", "SET", "maxmemory-samples", "10")
+    keys = [f"k{i}" for i in range(120)]
+    c.pipeline([("SET", k, VALUE) for k in keys])
+    hot = keys[:60]
+    for _ in range(30):
+        c.pipeline([("GET", k) for k in hot])
+    assert squeeze(c, "allkeys-lfu", 20) == "OK"
+    gone = set(keys) - set(present(c, keys))
+    assert len(gone) >= 8
+    assert gone <= set(keys[60:]), f"frequently used keys evicted: {sorted(gone & set(hot))}"
+
+
+@pytest.mark.lapse_only
+def test_expired_data_goes_first_whatever_the_ru_budget(c):
+    c.call("DEBUG", "FREEZE-CLOCK", "1")
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # the reclaimer does not run: all expired data waits
+    c.call("CSETTTL", "box", "10")
+    c.pipeline([("IPUT", "box", f"i{i}", '{"v":"%s"}' % VALUE) for i in range(30)])
+    c.call("CSETRU", "box", "1")  # and the container's budget could not pay for it anyway
+    c.pipeline([("SET", f"e{i}", VALUE, "PX", "5000") for i in range(30)])
+    c.pipeline([("SET", f"p{i}", VALUE) for i in range(30)])
+    c.call("DEBUG", "ADVANCE", "20000")
+    assert squeeze(c, "allkeys-lru", 20) == "OK"
+    assert len(present(c, [f"p{i}" for i in range(30)])) == 30
+    stats, reclaim = info_fields(c, "stats"), info_fields(c, "reclaim")
+    assert stats["evicted_keys"] == "0"
+    assert int(reclaim["reclaimed_forced_total"]) == 60
+    cinfo = c.call("CINFO", "box")
+    assert cinfo[cinfo.index(b"stored_items") + 1] == 0
+
+
+@pytest.mark.lapse_only
+def test_items_are_never_evicted(c):
+    c.pipeline([("IPUT", "box", f"i{i}", '{"v":"%s"}' % VALUE) for i in range(30)])
+    c.pipeline([("SET", f"k{i}", VALUE) for i in range(30)])
+    reply = squeeze(c, "allkeys-lru", 60)  # more than all the keys hold
+    assert reply.startswith("OOM command not allowed")
+    assert present(c, [f"k{i}" for i in range(30)]) == []
+    assert c.call("ICOUNT", "box") == 30
+
+
+@pytest.mark.lapse_only
+def test_a_new_policy_applies_to_the_next_command(c):
+    c.pipeline([("SET", f"k{i}", VALUE) for i in range(40)])
+    assert squeeze(c, "noeviction", 20).startswith("OOM command not allowed")
+    assert c.call("DBSIZE") == 40
+    c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    assert c.call("SET", "probe", "1") == "OK"
+    assert c.call("DBSIZE") < 41
+    assert int(info_fields(c, "stats")["evicted_keys"]) >= 1
+
+
+@pytest.mark.lapse_only
+def test_evictions_send_evicted_events_and_break_watches(c, lapse_alone):
+    c.pipeline([("SET", f"k{i}", VALUE) for i in range(40)])
+    c.call("CONFIG", "SET", "notify-keyspace-events", "Ee")
+    watcher = RawClient(lapse_alone.port)
+    sub = RawClient(lapse_alone.port)
+    try:
+        sub.call("SUBSCRIBE", "__keyevent@0__:evicted")
+        keys = [f"k{i}" for i in range(40)]
+        watcher.call("WATCH", *keys)
+        assert squeeze(c, "allkeys-random", 10) == "OK"
+        gone = set(keys) - set(present(c, keys))
+        assert gone
+        events = set()
+        sub.sock.settimeout(5)
+        while len(events) < len(gone):
+            message = sub.read_reply()
+            assert message[0] == b"message"
+            events.add(message[2].decode())
+        assert events == gone
+        watcher.call("MULTI")
+        watcher.call("SET", "w", "1")
+        assert watcher.call("EXEC") is None
+    finally:
+        c.call("CONFIG", "SET", "notify-keyspace-events", "")
+        watcher.close()
+        sub.close()
