@@ -314,3 +314,26 @@ def test_evictions_send_evicted_events_and_break_watches(c, lapse_alone):
         c.call("CONFIG", "SET", "notify-keyspace-events", "")
         watcher.close()
         sub.close()
+
+
+@pytest.mark.lapse_only
+def test_an_evicted_key_is_invalidated_for_its_trackers(c, lapse_alone):
+    keys = [f"k{i}" for i in range(40)]
+    c.pipeline([("SET", k, VALUE) for k in keys])
+    tracker = RawClient(lapse_alone.port)
+    try:
+        tracker.call("HELLO", "3")
+        assert tracker.call("CLIENT", "TRACKING", "ON", "NOLOOP") == "OK"
+        tracker.pipeline([("GET", k) for k in keys])
+        assert squeeze(c, "allkeys-random", 10) == "OK"
+        gone = set(keys) - set(present(c, keys))
+        assert gone
+        invalidated = set()
+        tracker.sock.settimeout(5)
+        while len(invalidated) < len(gone):
+            push = tracker.read_reply()
+            assert push[0] == b"invalidate"
+            invalidated.update(k.decode() for k in push[1])
+        assert invalidated == gone
+    finally:
+        tracker.close()
