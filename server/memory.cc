@@ -81,17 +81,66 @@ MemoryFigures ReadMemory() {
   return m;
 }
 
+bool MemoryGauge::RegisterThisThread() {
+#ifdef LAPSE_WITH_JEMALLOC
+  // Gauges are told apart by a serial, not an address a later gauge may reuse.
+  thread_local uint64_t registered_with = 0;
+  if (registered_with == serial_) return true;
+  uint64_t* allocated = nullptr;
+  uint64_t* deallocated = nullptr;
+  size_t sz = sizeof allocated;
+  if (mallctl("thread.allocatedp", &allocated, &sz, nullptr, 0) != 0) return false;
+  if (mallctl("thread.deallocatedp", &deallocated, &sz, nullptr, 0) != 0) return false;
+  size_t slot = thread_count_.load(std::memory_order_acquire);
+  while (slot < kMaxThreads) {
+    // Claims the slot first, then fills it: readers only look below thread_count_ once the
+    // counters are set (they skip a slot whose pointers are still null).
+    if (thread_count_.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel)) {
+      ThreadCounters& t = threads_[slot];
+      t.net_at_refresh.store(static_cast<int64_t>(*allocated - *deallocated), std::memory_order_relaxed);
+      __atomic_store_n(&t.deallocated, deallocated, __ATOMIC_RELEASE);
+      __atomic_store_n(&t.allocated, allocated, __ATOMIC_RELEASE);
+      registered_with = serial_;
+      return true;
+    }
+  }
+#endif
+  return false;
+}
+
+int64_t MemoryGauge::Net(const ThreadCounters& t) {
+  const uint64_t* a = __atomic_load_n(&t.allocated, __ATOMIC_ACQUIRE);
+  const uint64_t* d = __atomic_load_n(&t.deallocated, __ATOMIC_ACQUIRE);
+  if (a == nullptr || d == nullptr) return 0;
+  // The owner thread writes these plainly; an aligned 8-byte load sees one value or the other.
+  return static_cast<int64_t>(__atomic_load_n(a, __ATOMIC_RELAXED) - __atomic_load_n(d, __ATOMIC_RELAXED));
+}
+
+int64_t MemoryGauge::NetSinceRefresh() const {
+  int64_t sum = 0;
+  size_t n = thread_count_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i) {
+    sum += Net(threads_[i]) - threads_[i].net_at_refresh.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
 uint64_t MemoryGauge::UsedBytes(int64_t max_age_us) {
+  RegisterThisThread();
   int64_t now = SteadyMicros();
   int64_t read_at = read_at_us_.load(std::memory_order_relaxed);
   // One thread refreshes; the others use the figure they find meanwhile.
   if (now - read_at > max_age_us && read_at_us_.compare_exchange_strong(read_at, now, std::memory_order_relaxed)) {
+    size_t n = thread_count_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) threads_[i].net_at_refresh.store(Net(threads_[i]), std::memory_order_relaxed);
     used_.store(ReadMemory().allocated, std::memory_order_relaxed);
   }
-  return used_.load(std::memory_order_relaxed);
+  int64_t used = static_cast<int64_t>(used_.load(std::memory_order_relaxed)) + NetSinceRefresh();
+  return used > 0 ? static_cast<uint64_t>(used) : 0;
 }
 
 void MemoryGauge::NoteFreed(uint64_t bytes) {
+  if (thread_count_.load(std::memory_order_relaxed) > 0) return;  // the counters saw it already
   uint64_t used = used_.load(std::memory_order_relaxed);
   while (!used_.compare_exchange_weak(used, used > bytes ? used - bytes : 0, std::memory_order_relaxed)) {
   }
