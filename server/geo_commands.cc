@@ -465,8 +465,10 @@ void CmdGeoAdd(ShardCommand& c) {
   c.reply.Integer(ch ? added + updated : added);
 }
 
-// GEOPOS key member...: [lon, lat] per member, a null array for a missing one.
-void CmdGeoPos(ShardCommand& c) {
+// GEOPOS and GEOHASH: one reply per member, found(lon, lat) or missing(); charged the key,
+// the members and `bytes_each` per member found.
+template <typename Found, typename Missing>
+void ReplyPerMember(ShardCommand& c, size_t bytes_each, Found found, Missing missing) {
   bool wrong = false;
   Entry* e = FindZSet(c, &wrong, Lookup::kRead);
   if (wrong) return;
@@ -475,13 +477,20 @@ void CmdGeoPos(ShardCommand& c) {
   for (size_t i = 2; i < c.args.size(); ++i) {
     double lon = 0, lat = 0;
     if (!e || !PositionOf(e, c.args[i], &lon, &lat)) {
-      c.reply.NullArray();
+      missing();
       continue;
     }
-    ReplyCoordinates(c.reply, lon, lat);
-    bytes += c.args[i].size() + 2 * sizeof(double);
+    found(lon, lat);
+    bytes += c.args[i].size() + bytes_each;
   }
   c.charge.Add(engine::RuOp::kRead, bytes);
+}
+
+// GEOPOS key member...: [lon, lat] per member, a null array for a missing one.
+void CmdGeoPos(ShardCommand& c) {
+  ReplyPerMember(
+      c, 2 * sizeof(double), [&](double lon, double lat) { ReplyCoordinates(c.reply, lon, lat); },
+      [&] { c.reply.NullArray(); });
 }
 
 // GEODIST key member1 member2 [unit]
@@ -503,21 +512,8 @@ void CmdGeoDist(ShardCommand& c) {
 
 // GEOHASH key member...: the standard 11-character geohash per member, null if missing.
 void CmdGeoHash(ShardCommand& c) {
-  bool wrong = false;
-  Entry* e = FindZSet(c, &wrong, Lookup::kRead);
-  if (wrong) return;
-  size_t bytes = c.args[1].size();
-  c.reply.ArrayHeader(c.args.size() - 2);
-  for (size_t i = 2; i < c.args.size(); ++i) {
-    double lon = 0, lat = 0;
-    if (!e || !PositionOf(e, c.args[i], &lon, &lat)) {
-      c.reply.Null();
-      continue;
-    }
-    c.reply.Bulk(geo::StandardHash(lon, lat));
-    bytes += c.args[i].size() + 11;
-  }
-  c.charge.Add(engine::RuOp::kRead, bytes);
+  ReplyPerMember(
+      c, 11, [&](double lon, double lat) { c.reply.Bulk(geo::StandardHash(lon, lat)); }, [&] { c.reply.Null(); });
 }
 
 }  // namespace
