@@ -75,36 +75,26 @@ bool DecodeIn(Range lon_range, Range lat_range, HashBits hash, Area* out) {
   return true;
 }
 
-// Moves a cell one column east (d > 0) or west (d < 0), wrapping around: the longitude bits
-// are incremented or decremented in place, carrying through the latitude bits between them.
-void MoveX(HashBits* hash, int d) {
-  uint64_t lon = hash->bits & 0xAAAAAAAAAAAAAAAAull;
-  uint64_t lat = hash->bits & 0x5555555555555555ull;
-  uint64_t lat_mask = 0x5555555555555555ull >> (64 - hash->step * 2);
+// Moves a cell one step along the axis whose bits `axis` selects (longitude: the odd bits,
+// latitude: the even ones), up (d > 0) or down (d < 0), wrapping around: those bits are
+// incremented or decremented in place, carrying through the other axis's bits between them.
+void MoveAlong(HashBits* hash, int d, uint64_t axis) {
+  uint64_t moving = hash->bits & axis;
+  uint64_t fixed = hash->bits & ~axis;
+  uint64_t other_mask = ~axis >> (64 - hash->step * 2);
   if (d > 0) {
-    lon = lon + (lat_mask + 1);
+    moving = moving + (other_mask + 1);
   } else {
-    lon = lon | lat_mask;
-    lon = lon - (lat_mask + 1);
+    moving = moving | other_mask;
+    moving = moving - (other_mask + 1);
   }
-  lon &= 0xAAAAAAAAAAAAAAAAull >> (64 - hash->step * 2);
-  hash->bits = lon | lat;
+  moving &= axis >> (64 - hash->step * 2);
+  hash->bits = moving | fixed;
 }
 
-// As MoveX, one row north (d > 0) or south (d < 0).
-void MoveY(HashBits* hash, int d) {
-  uint64_t lon = hash->bits & 0xAAAAAAAAAAAAAAAAull;
-  uint64_t lat = hash->bits & 0x5555555555555555ull;
-  uint64_t lon_mask = 0xAAAAAAAAAAAAAAAAull >> (64 - hash->step * 2);
-  if (d > 0) {
-    lat = lat + (lon_mask + 1);
-  } else {
-    lat = lat | lon_mask;
-    lat = lat - (lon_mask + 1);
-  }
-  lat &= 0x5555555555555555ull >> (64 - hash->step * 2);
-  hash->bits = lon | lat;
-}
+// One column east or west, one row north or south.
+void MoveX(HashBits* hash, int d) { MoveAlong(hash, d, 0xAAAAAAAAAAAAAAAAull); }
+void MoveY(HashBits* hash, int d) { MoveAlong(hash, d, 0x5555555555555555ull); }
 
 HashBits Moved(HashBits hash, int dx, int dy) {
   if (dx != 0) MoveX(&hash, dx);
