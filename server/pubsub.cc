@@ -9,6 +9,12 @@
 namespace lapse::server {
 
 namespace {
+// Redis's stringmatchlen never matches an empty string with a non-empty pattern, not even
+// "*": the empty channel is reached by its name alone.
+bool ChannelMatches(std::string_view pattern, std::string_view channel) {
+  return channel.empty() ? pattern.empty() : engine::GlobMatch(pattern, channel);
+}
+
 // A message as one subscriber reads it, in one protocol version: message / smessage for a
 // channel, pmessage with the pattern that matched.
 std::string EncodeMessage(protocol::RespVersion version, std::string_view kind, const std::string* pattern,
@@ -136,7 +142,7 @@ size_t PubSub::Publish(std::string_view channel, std::string_view message, bool 
   }
   if (!sharded) {
     for (const auto& [pattern, subs] : patterns_) {
-      if (engine::GlobMatch(pattern, channel)) deliver_all(subs, "pmessage", &pattern);
+      if (ChannelMatches(pattern, channel)) deliver_all(subs, "pmessage", &pattern);
     }
   }
   return receivers;
@@ -146,7 +152,7 @@ std::vector<std::string> PubSub::Channels(bool sharded, const std::string* patte
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [name, subs] : sharded ? shard_channels_ : channels_) {
-    if (pattern == nullptr || engine::GlobMatch(*pattern, name)) out.push_back(name);
+    if (pattern == nullptr || ChannelMatches(*pattern, name)) out.push_back(name);
   }
   return out;
 }
