@@ -45,11 +45,12 @@ void ClientRegistry::Remove(uint64_t id) {
   clients_.erase(id);
 }
 
-std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id) const {
+std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id, TypeFilter type) const {
   std::lock_guard lock(mu_);
   std::string out;
   for (const auto& [id, c] : clients_) {
     if (only_id != 0 && id != only_id) continue;
+    if (type != TypeFilter::kAny && c->subscribed() != (type == TypeFilter::kPubSub)) continue;
     int64_t age = (now_ms - c->created_ms) / 1000;
     int64_t idle = (now_ms - c->last_active_ms.load()) / 1000;
     const std::string* last = c->last_command.load(std::memory_order_relaxed);

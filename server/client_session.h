@@ -79,8 +79,11 @@ class ClientRegistry {
     std::lock_guard lock(mu_);
     return info.name;
   }
+  // Redis's client types lapse has: a client with a subscription is `pubsub`, any other
+  // `normal` (no replication yet).
+  enum class TypeFilter { kAny, kNormal, kPubSub };
   // One CLIENT LIST line (with trailing newline) per client; `only_id` 0 for all.
-  std::string Describe(int64_t now_ms, uint64_t only_id = 0) const;
+  std::string Describe(int64_t now_ms, uint64_t only_id = 0, TypeFilter type = TypeFilter::kAny) const;
   // Calls kill on every client whose id matches; returns how many.
   size_t Kill(uint64_t id);
   // The client with this id, nullptr if none.

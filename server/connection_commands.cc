@@ -170,7 +170,7 @@ void CmdReset(ConnCommand& c) {
 // Without cluster support Redis refuses both.
 void CmdReadOnlyOrWrite(ConnCommand& c) { c.reply.Error(errors::kClusterDisabled); }
 
-// Redis's client types. Every lapse client is a normal one: no replication, no pub/sub.
+// Redis's client types. A lapse client is a normal one or, subscribed, a pubsub one: no replication.
 bool KnownClientType(std::string_view type) {
   for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"}) {
     if (EqualsIgnoreCase(type, known)) return true;
@@ -185,7 +185,10 @@ void ClientList(ConnCommand& c, int64_t now) {
   if (c.args.size() == 4 && EqualsIgnoreCase(c.args[2], "TYPE")) {
     std::string_view type = protocol::AsCString(c.args[3]);
     if (!KnownClientType(type)) return c.reply.Error(errors::UnknownClientType(type));
-    return c.reply.Verbatim(EqualsIgnoreCase(type, "normal") ? clients.Describe(now) : "");
+    using Filter = ClientRegistry::TypeFilter;
+    if (EqualsIgnoreCase(type, "normal")) return c.reply.Verbatim(clients.Describe(now, 0, Filter::kNormal));
+    if (EqualsIgnoreCase(type, "pubsub")) return c.reply.Verbatim(clients.Describe(now, 0, Filter::kPubSub));
+    return c.reply.Verbatim("");  // no master or replica clients
   }
   if (c.args.size() < 4 || !EqualsIgnoreCase(c.args[2], "ID")) return c.reply.Error(errors::kSyntax);
   std::vector<int64_t> ids;

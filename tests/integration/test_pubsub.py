@@ -841,7 +841,6 @@ def test_command_getkeys_for_shard_commands(raw):
         assert raw.call("COMMAND", "GETKEYS", *cmd) == E("ERR The command has no key arguments"), cmd
 
 
-@known_difference("lapse's CLIENT LIST TYPE pubsub lists no one: it counts subscribers as normal clients")
 def test_client_list_type_pubsub(connect):
     sub, sub3, observer = connect(), connect(resp3=True), connect()
     ids = {sub.call("CLIENT", "ID"), sub3.call("CLIENT", "ID")}
