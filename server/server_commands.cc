@@ -183,7 +183,8 @@ void CmdCommand(ConnCommand& c) {
   const CommandSpec* spec = table.Find(c.args[2]);  // GETKEYS
   if (spec == nullptr) return c.reply.Error(errors::kInvalidCommandSpecified);
   Args cmd = c.args.subspan(2);
-  if (spec->first_key == 0) return c.reply.Error(errors::kCommandHasNoKeys);
+  // The shard channels of SPUBLISH & co. are in their key specs for routing, flagged not_key.
+  if (spec->first_key == 0 || (spec->flags & kPubSub)) return c.reply.Error(errors::kCommandHasNoKeys);
   if (!ArityOk(*spec, cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
   std::vector<std::string_view> keys;
   ForEachKeyIndex(*spec, cmd, [&](size_t i) { keys.push_back(cmd[i]); });
