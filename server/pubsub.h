@@ -77,6 +77,9 @@ enum class SubscriptionKind { kChannel, kPattern, kShardChannel };
 // What a client has subscribed to; kept by its session, on its thread.
 struct Subscriptions {
   std::unordered_set<std::string> channels, patterns, shard_channels;
+  // Redis 7.0 keeps a client's patterns in a list: PUNSUBSCRIBE without arguments goes
+  // through them in the order they were subscribed.
+  std::vector<std::string> pattern_order;
   std::unordered_set<std::string>& Of(SubscriptionKind kind) {
     return kind == SubscriptionKind::kChannel ? channels : kind == SubscriptionKind::kPattern ? patterns : shard_channels;
   }

@@ -60,7 +60,10 @@ void SubscribeAll(ConnCommand& c, SubscriptionKind kind) {
   Subscriptions& subs = c.session.subscriptions;
   for (size_t i = 1; i < c.args.size(); ++i) {
     std::string name(c.args[i]);
-    if (subs.Of(kind).insert(name).second) c.server.pubsub().Subscribe(*c.session.info, kind, name);
+    if (subs.Of(kind).insert(name).second) {
+      if (kind == SubscriptionKind::kPattern) subs.pattern_order.push_back(name);
+      c.server.pubsub().Subscribe(*c.session.info, kind, name);
+    }
     Confirm(c.reply, NamesOf(kind).subscribe, &name, CountFor(subs, kind));
   }
 }
@@ -68,6 +71,7 @@ void SubscribeAll(ConnCommand& c, SubscriptionKind kind) {
 // Drops one subscription the client has; false when it had none by that name.
 bool Drop(Server& server, ClientSession& session, SubscriptionKind kind, const std::string& name) {
   if (session.subscriptions.Of(kind).erase(name) == 0) return false;
+  if (kind == SubscriptionKind::kPattern) std::erase(session.subscriptions.pattern_order, name);
   server.pubsub().Unsubscribe(*session.info, kind, name);
   return true;
 }
@@ -84,7 +88,9 @@ void UnsubscribeFrom(ConnCommand& c, SubscriptionKind kind) {
     return;
   }
   // Without names: every subscription of the kind, and still one confirmation when none.
-  std::vector<std::string> names(subs.Of(kind).begin(), subs.Of(kind).end());
+  std::vector<std::string> names = kind == SubscriptionKind::kPattern
+                                       ? subs.pattern_order
+                                       : std::vector<std::string>(subs.Of(kind).begin(), subs.Of(kind).end());
   for (const std::string& name : names) {
     Drop(c.server, c.session, kind, name);
     Confirm(c.reply, what, &name, CountFor(subs, kind));
@@ -158,6 +164,7 @@ void LeaveAllSubscriptions(Server& server, ClientSession& session) {
     for (const std::string& name : session.subscriptions.Of(kind)) server.pubsub().Unsubscribe(*session.info, kind, name);
     session.subscriptions.Of(kind).clear();
   }
+  session.subscriptions.pattern_order.clear();
 }
 
 void RegisterPubSubCommands(CommandTable& table) {
