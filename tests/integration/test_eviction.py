@@ -287,6 +287,25 @@ def test_a_new_policy_applies_to_the_next_command(c):
     assert int(info_fields(c, "stats")["evicted_keys"]) >= 1
 
 
+def evict_some(c, keys):
+    """Squeezes out about ten values' worth under allkeys-random; returns the keys that went."""
+    assert squeeze(c, "allkeys-random", 10) == "OK"
+    gone = set(keys) - set(present(c, keys))
+    assert gone
+    return gone
+
+
+def names_heard(client, count, kind, names_of):
+    """Reads messages of `kind` until `count` key names were heard; returns them."""
+    heard = set()
+    client.sock.settimeout(5)
+    while len(heard) < count:
+        message = client.read_reply()
+        assert message[0] == kind
+        heard.update(name.decode() for name in names_of(message))
+    return heard
+
+
 @pytest.mark.lapse_only
 def test_evictions_send_evicted_events_and_break_watches(c, lapse_alone):
     c.pipeline([("SET", f"k{i}", VALUE) for i in range(40)])
@@ -297,16 +316,8 @@ def test_evictions_send_evicted_events_and_break_watches(c, lapse_alone):
         sub.call("SUBSCRIBE", "__keyevent@0__:evicted")
         keys = [f"k{i}" for i in range(40)]
         watcher.call("WATCH", *keys)
-        assert squeeze(c, "allkeys-random", 10) == "OK"
-        gone = set(keys) - set(present(c, keys))
-        assert gone
-        events = set()
-        sub.sock.settimeout(5)
-        while len(events) < len(gone):
-            message = sub.read_reply()
-            assert message[0] == b"message"
-            events.add(message[2].decode())
-        assert events == gone
+        gone = evict_some(c, keys)
+        assert names_heard(sub, len(gone), b"message", lambda m: [m[2]]) == gone
         watcher.call("MULTI")
         watcher.call("SET", "w", "1")
         assert watcher.call("EXEC") is None
@@ -325,15 +336,7 @@ def test_an_evicted_key_is_invalidated_for_its_trackers(c, lapse_alone):
         tracker.call("HELLO", "3")
         assert tracker.call("CLIENT", "TRACKING", "ON", "NOLOOP") == "OK"
         tracker.pipeline([("GET", k) for k in keys])
-        assert squeeze(c, "allkeys-random", 10) == "OK"
-        gone = set(keys) - set(present(c, keys))
-        assert gone
-        invalidated = set()
-        tracker.sock.settimeout(5)
-        while len(invalidated) < len(gone):
-            push = tracker.read_reply()
-            assert push[0] == b"invalidate"
-            invalidated.update(k.decode() for k in push[1])
-        assert invalidated == gone
+        gone = evict_some(c, keys)
+        assert names_heard(tracker, len(gone), b"invalidate", lambda m: m[1]) == gone
     finally:
         tracker.close()
