@@ -54,10 +54,11 @@ export function rawExchange(port, bytes, done, timeoutMs = 5000) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function startServer() {
+// `extraArgs` come last, so they override the defaults (--threads).
+export async function startServer(extraArgs = []) {
   const port = await freePort();
   const { binary, args } = serverCommand(port);
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: os.tmpdir() });
+  const child = spawn(binary, [...args, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'], cwd: os.tmpdir() });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
   child.stderr.on('data', (d) => { log += d; });
@@ -68,7 +69,7 @@ export async function startServer() {
     if (child.exitCode !== null) throw new Error(`server exited during start-up (${child.exitCode}):\n${log}`);
     try {
       const reply = await rawExchange(port, 'PING\r\n', (b) => b.includes('\r\n'), 1000);
-      if (/^\+PONG/.test(reply.toString())) break;
+      if (/^(\+PONG|-NOAUTH)/.test(reply.toString())) break; // NOAUTH: up, but wants a password
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`server did not answer PING:\n${log}`); }
     await sleep(20);

@@ -1,97 +1,17 @@
 // ioredis against the real lapse-server binary on a free loopback port, with node's
-// built-in test runner. The binary is $LAPSE_SERVER (relative paths are taken from the
-// repository root) or <repo>/build/lapse-server.
+// built-in test runner; the server harness is lib/server.js, shared with the other files.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Redis from 'ioredis';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-
-function serverBinary() {
-  const value = process.env.LAPSE_SERVER || 'build/lapse-server';
-  return path.isAbsolute(value) ? value : path.join(repoRoot, value);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-// Sends raw bytes on a fresh socket and resolves with everything received until `done(buf)`.
-function rawExchange(port, bytes, done, timeoutMs = 5000) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let buf = Buffer.alloc(0);
-    const timer = setTimeout(() => { sock.destroy(); reject(new Error(`timeout; got ${buf}`)); }, timeoutMs);
-    sock.on('connect', () => sock.write(bytes));
-    sock.on('data', (chunk) => {
-      buf = Buffer.concat([buf, chunk]);
-      if (done(buf)) { clearTimeout(timer); sock.destroy(); resolve(buf); }
-    });
-    sock.on('error', (err) => { clearTimeout(timer); reject(err); });
-    sock.on('close', () => { clearTimeout(timer); resolve(buf); });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function startServer(extraArgs = []) {
-  const binary = serverBinary();
-  assert.ok(existsSync(binary), `server binary not found: ${binary} (set LAPSE_SERVER)`);
-  const port = await freePort();
-  const child = spawn(binary, ['--port', String(port), '--loglevel', 'warning', '--enable-debug-command', 'yes',
-    ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited during start-up (${child.exitCode}):\n${log}`);
-    try {
-      const reply = await rawExchange(port, 'PING\r\n', (b) => b.includes('\r\n'), 1000);
-      if (/^(\+PONG|-NOAUTH)/.test(reply.toString())) break; // NOAUTH: up, but wants a password
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`server did not answer PING:\n${log}`); }
-    await sleep(20);
-  }
-  return { port, child, exited, log: () => log };
-}
-
-// SHUTDOWN, then wait for the process; it must exit with code 0.
-async function stopServer(srv) {
-  if (srv.child.exitCode === null) {
-    await rawExchange(srv.port, '*1\r\n$8\r\nSHUTDOWN\r\n', () => false, 10000).catch(() => {});
-  }
-  let timer;
-  const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(null), 20000); });
-  const result = await Promise.race([srv.exited, timeout]);
-  clearTimeout(timer);
-  if (result === null) {
-    srv.child.kill('SIGKILL');
-    assert.fail(`server did not exit after SHUTDOWN:\n${srv.log()}`);
-  }
-  assert.deepEqual(result, { code: 0, signal: null }, `server exit:\n${srv.log()}`);
-}
+import { rawExchange, startServer, stopServer } from '../lib/server.js';
 
 describe('ioredis against lapse-server', () => {
   let srv;
   let redis;
 
   before(async () => {
-    srv = await startServer(['--threads', '4']);
+    srv = await startServer();
     redis = new Redis({ port: srv.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
     await redis.connect();
   });
