@@ -71,6 +71,8 @@ ChangeDraft DraftDelete(std::string_view id, int64_t ts_ms, int64_t crts_ms, uin
     d.tail.append(",\"reclaimLagMs\":");
     d.tail.append(std::to_string(std::max<int64_t>(0, crts_ms - *cause.expired_at_ms)));
   }
+  // lapse's own: Cosmos DB never evicts, so a reader must be told this delete was no one's.
+  if (cause.evicted) d.tail.append(",\"evicted\":true");
   d.tail.append("}}");
   return d;
 }

@@ -58,6 +58,7 @@ ChangeDraft DraftWrite(bool replaced, std::string_view item_doc, int64_t crts_ms
 // deletion by time to live, which happens when the item is physically reclaimed.
 struct DeleteCause {
   std::optional<int64_t> expired_at_ms;
+  bool evicted = false;  // deleted to free memory (maxmemory-policy, CSETEVICT on)
 };
 
 // The draft of a delete of item `id` whose last write (_ts) was at `ts_ms`.

@@ -62,6 +62,10 @@ struct ContainerInfo {
   ItemReclaimStats* const server_stats;  // the catalog's, which outlives every container
   std::atomic<int64_t> default_ttl{kTtlOff};
   std::atomic<bool> dropped{false};
+  // CSETEVICT: whether its live items may be evicted under the allkeys-* policies. Off by
+  // default: items are data, not cache entries.
+  std::atomic<bool> evictable{false};
+  std::atomic<uint64_t> evicted_items{0};
   // Its own RU budget (CSETRU); limit 0 means the container shares the server-wide budget.
   // The meter keeps it as a double; the integer the client set is kept too, to read back exactly.
   RuMeter meter;

@@ -55,9 +55,10 @@ uint64_t VictimScore(EvictionPolicy policy, const Entry* e, int64_t now_ms) {
   }
 }
 
-void EvictionPool::Offer(uint64_t score, uint32_t shard, uint32_t db, std::string_view key) {
+void EvictionPool::Offer(uint64_t score, uint32_t shard, uint32_t db, std::string_view key,
+                         std::string_view container) {
   for (auto it = ascending_.begin(); it != ascending_.end(); ++it) {
-    if (it->shard == shard && it->db == db && it->key == key) {
+    if (it->shard == shard && it->db == db && it->key == key && it->container == container) {
       ascending_.erase(it);
       break;
     }
@@ -68,7 +69,7 @@ void EvictionPool::Offer(uint64_t score, uint32_t shard, uint32_t db, std::strin
   }
   auto at = std::upper_bound(ascending_.begin(), ascending_.end(), score,
                              [](uint64_t s, const EvictionCandidate& c) { return s < c.score; });
-  ascending_.insert(at, EvictionCandidate{score, shard, db, std::string(key)});
+  ascending_.insert(at, EvictionCandidate{score, shard, db, std::string(key), std::string(container)});
 }
 
 std::optional<EvictionCandidate> EvictionPool::TakeBest() {

@@ -58,7 +58,9 @@ struct EvictionCandidate {
   uint64_t score = 0;
   uint32_t shard = 0;
   uint32_t db = 0;
-  std::string key;
+  std::string key;        // a key, or the id of an item when `container` is set
+  std::string container;  // empty for a key
+  bool is_item() const { return !container.empty(); }
 };
 
 class EvictionPool {
@@ -66,8 +68,9 @@ class EvictionPool {
   static constexpr size_t kSize = 16;
 
   // Keeps the candidate if it is among the kSize best seen; a key already in the pool only
-  // has its score brought up to date.
-  void Offer(uint64_t score, uint32_t shard, uint32_t db, std::string_view key);
+  // has its score brought up to date. An item of an evictable container is offered with its
+  // container's name and competes with keys on the same score.
+  void Offer(uint64_t score, uint32_t shard, uint32_t db, std::string_view key, std::string_view container = {});
   // Removes and returns the best candidate, if any.
   std::optional<EvictionCandidate> TakeBest();
   bool empty() const { return ascending_.empty(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/access.h"
 #include "engine/hash.h"
 
 namespace lapse::engine {
@@ -103,9 +104,10 @@ void ItemStore::MoveToDb(std::string_view container, uint32_t from, uint32_t to)
   target.insert(std::move(node));
 }
 
-Item* ItemStore::Lookup(ContainerPart& part, std::string_view id, uint64_t* hash) {
+Item* ItemStore::Lookup(ContainerPart& part, std::string_view id, uint64_t* hash, Entry** entry) {
   *hash = HashKey(id);
   Entry* e = part.index.Find(id, *hash);
+  if (entry != nullptr) *entry = e;
   return e ? ItemOf(e) : nullptr;
 }
 
@@ -156,7 +158,8 @@ void ItemStore::Destroy(ContainerPart& part, Item* item) {
 PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
                           const std::optional<uint64_t>& if_match, int64_t now_ms) {
   uint64_t hash;
-  Item* item = Lookup(part, id, &hash);
+  Entry* stamp = nullptr;
+  Item* item = Lookup(part, id, &hash, &stamp);
   if (item && item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
     DestroyExpired(part, item, now_ms);
@@ -168,12 +171,15 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   if (if_match && (!item || item->etag != *if_match)) return outcome;
   if (item) {
     Unfile(item);
+    NoteAccess(stamp, now_ms);
     outcome.replaced = true;
   } else {
     item = new Item();
     item->id = std::string(id);
     item->part = &part;
-    part.index.Insert(Entry::Create(id, PointerBytes(item), ValueType::kString, kNoDeadline), hash);
+    stamp = Entry::Create(id, PointerBytes(item), ValueType::kString, kNoDeadline);
+    NoteCreated(stamp, now_ms);
+    part.index.Insert(stamp, hash);
     ++items_stored_;
   }
   item->members = std::move(body.members);
@@ -195,14 +201,55 @@ void ItemStore::CountLazy(ContainerPart& part) {
 
 const Item* ItemStore::Get(ContainerPart& part, std::string_view id, int64_t now_ms) {
   uint64_t hash;
-  Item* item = Lookup(part, id, &hash);
+  Entry* stamp = nullptr;
+  Item* item = Lookup(part, id, &hash, &stamp);
   if (!item) return nullptr;
   if (item->Expired(part.default_ttl(), now_ms)) {
     CountLazy(part);
     DestroyExpired(part, item, now_ms);
     return nullptr;
   }
+  NoteAccess(stamp, now_ms);
   return item;
+}
+
+void ItemStore::SampleEvictable(uint32_t db, uint64_t* seed, size_t count, int64_t now_ms,
+                                const std::function<void(const Entry&, const ContainerPart&, const Item&)>& fn) {
+  if (db >= parts_.size()) return;
+  for (auto& [name, part] : parts_[db]) {
+    if (part->index.size() == 0 || !part->info->evictable.load(std::memory_order_relaxed) ||
+        part->info->dropped.load(std::memory_order_relaxed))
+      continue;
+    int64_t default_ttl = part->default_ttl();
+    size_t found = 0;
+    for (size_t tries = 0; found < count && tries < 2 * count; ++tries) {
+      *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+      const Entry* e = part->index.RandomEntry(*seed ^ (*seed >> 29));
+      if (e == nullptr) break;
+      const Item* item = ItemOf(e);
+      if (item->Expired(default_ttl, now_ms)) continue;
+      fn(*e, *part, *item);
+      ++found;
+    }
+  }
+}
+
+size_t ItemStore::Evict(uint32_t db, std::string_view container, std::string_view id, int64_t now_ms,
+                        const std::function<void(const Item&)>& bill) {
+  ContainerPart* part = Find(db, container);
+  if (part == nullptr || !part->info->evictable.load(std::memory_order_relaxed)) return 0;
+  uint64_t hash;
+  Entry* stamp = nullptr;
+  Item* item = Lookup(*part, id, &hash, &stamp);
+  if (item == nullptr || item->Expired(part->default_ttl(), now_ms)) return 0;
+  size_t bytes = sizeof(Item) + item->id.capacity() + item->members.capacity() + stamp->AllocatedBytes() +
+                 sizeof(Entry*);
+  bill(*item);
+  if (listener_ != nullptr) [[unlikely]] listener_->ItemEvicted(db, part->info->name, item->id);
+  RecordDelete(*part, *item, now_ms, DeleteCause{.expired_at_ms = std::nullopt, .evicted = true});
+  part->info->evicted_items.fetch_add(1, std::memory_order_relaxed);
+  Destroy(*part, item);
+  return bytes;
 }
 
 bool ItemStore::Delete(ContainerPart& part, std::string_view id, int64_t now_ms) {

@@ -165,6 +165,18 @@ class ItemStore {
   uint64_t Scan(ContainerPart& part, uint64_t cursor, int64_t now_ms, size_t buckets,
                 const std::function<void(const Item&)>& fn);
 
+  // Eviction (maxmemory-policy allkeys-*) of the live items of containers that opted in
+  // (ContainerInfo::evictable). Samples up to `count` live items of each such container of
+  // database `db`; fn receives the item's index entry, whose access stamp (engine/access.h)
+  // ranks it the way a key's ranks a key, so that items and keys compete on one score.
+  void SampleEvictable(uint32_t db, uint64_t* seed, size_t count, int64_t now_ms,
+                       const std::function<void(const Entry& stamp, const ContainerPart&, const Item&)>& fn);
+  // Deletes live item `id` of an evictable container to free memory: the change feed records
+  // the delete (evicted), the listener hears of it, and `bill` is told of it first. Returns the
+  // bytes freed, 0 when the item is gone, expired or its container no longer evictable.
+  size_t Evict(uint32_t db, std::string_view container, std::string_view id, int64_t now_ms,
+               const std::function<void(const Item&)>& bill);
+
   // Background reclamation: deletes expired items oldest deadline first and frees dropped
   // containers, at most `max_items` per call. `admit(item)` is asked before each deletion
   // and may refuse (request-unit budget); refusing stops the call. Returns true while more
@@ -178,7 +190,8 @@ class ItemStore {
   bool reclaim_blocked() const { return blocked_; }
 
  private:
-  Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash);
+  // The stored item (live or not) and, in `entry`, its index entry, which holds its access stamp.
+  Item* Lookup(ContainerPart& part, std::string_view id, uint64_t* hash, Entry** entry = nullptr);
   void Destroy(ContainerPart& part, Item* item);
   // Destroy for an item whose time to live ran out: reported to the listener and the change
   // feed first.

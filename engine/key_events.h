@@ -31,6 +31,8 @@ class KeyEventListener {
   // Item `id` of `container`, a container of database `db`, was deleted because its time to
   // live ran out (read or reclaimer).
   virtual void ItemExpired(uint32_t db, std::string_view container, std::string_view id) = 0;
+  // Item `id` of `container` was deleted to free memory (its container opted in to eviction).
+  virtual void ItemEvicted(uint32_t db, std::string_view container, std::string_view id) = 0;
 };
 
 }  // namespace lapse::engine

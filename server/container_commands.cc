@@ -112,6 +112,19 @@ void CmdCSetTtl(ConnCommand& c) {
   c.reply.Ok();
 }
 
+// CSETEVICT container ON|OFF: whether maxmemory's allkeys-* policies may evict the
+// container's live items (server/eviction.h). Off by default: items are data.
+void CmdCSetEvict(ConnCommand& c) {
+  std::string_view value = c.args[2];
+  bool on = EqualsIgnoreCase(value, "ON");
+  if (!on && !EqualsIgnoreCase(value, "OFF")) {
+    return c.reply.Error("ERR invalid eviction setting '" + std::string(value) + "': give ON or OFF");
+  }
+  auto info = c.server.containers().FindOrCreate(DbOf(c), c.args[1]);
+  info->evictable.store(on, std::memory_order_relaxed);
+  c.reply.Ok();
+}
+
 void CmdCGetTtl(ConnCommand& c) {
   auto info = c.server.containers().Find(DbOf(c), c.args[1]);
   int64_t ttl = info ? info->default_ttl.load() : kTtlOff;
@@ -191,7 +204,7 @@ void CmdCInfo(ConnCommand& c) {
   int64_t now = c.server.clock().NowMs();
   engine::ContainerInfo* ci = info.get();
   auto milli = [](const std::atomic<int64_t>& v) { return static_cast<double>(v.load()) / 1000.0; };
-  c.reply.MapHeader(16);
+  c.reply.MapHeader(18);
   c.reply.Bulk("ru_per_second");
   int64_t own_budget = ci ? ci->ru_per_second.load(std::memory_order_relaxed) : 0;
   own_budget > 0 ? c.reply.Integer(own_budget) : c.reply.Null();
@@ -225,6 +238,10 @@ void CmdCInfo(ConnCommand& c) {
   c.reply.Integer(static_cast<int64_t>(f.reclaimed_lazy));
   c.reply.Bulk("oldest_unreclaimed_ms");
   c.reply.Integer(f.oldest_expired_deadline_ms == 0 ? 0 : std::max<int64_t>(0, now - f.oldest_expired_deadline_ms));
+  c.reply.Bulk("evictable");
+  c.reply.Integer(ci != nullptr && ci->evictable.load(std::memory_order_relaxed) ? 1 : 0);
+  c.reply.Bulk("evicted_items_total");
+  c.reply.Integer(ci ? static_cast<int64_t>(ci->evicted_items.load(std::memory_order_relaxed)) : 0);
 }
 
 // ---- Items ----
@@ -449,6 +466,7 @@ void RegisterContainerCommands(CommandTable& table) {
   table.Add({"cgetru", 2, kR | kF | kC, 0, 0, 0, CmdCGetRu, "container", "Returns a container's own request-unit budget, nil when it shares the server's."});
   table.Add({"lastcharge", 1, kF | kNoCharge, 0, 0, 0, CmdLastCharge, "container", "Returns the request-unit charge of the previous command on this connection."});
   table.Add({"csetttl", 3, kW | kDenyOom | kF | kC, 0, 0, 0, CmdCSetTtl, "container", "Sets a container's DefaultTimeToLive: -1, 1..2147483647 seconds, or OFF."});
+  table.Add({"csetevict", 3, kW | kF | kC, 0, 0, 0, CmdCSetEvict, "container", "Lets maxmemory's allkeys-* policies evict a container's items (ON), or not (OFF, the default)."});
   table.Add({"cgetttl", 2, kR | kF | kC, 0, 0, 0, CmdCGetTtl, "container", "Returns a container's DefaultTimeToLive, nil when off."});
   table.Add({"clist", 1, kR, 0, 0, 0, CmdCList, "container", "Lists the selected database's containers, sorted."});
   table.Add({"cdrop", 2, kW | kC, 0, 0, 0, CmdCDrop, "container", "Drops a container and all its items."});

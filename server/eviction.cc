@@ -96,14 +96,36 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
   shards_.WithShard(shard_id, [&](engine::Shard& shard) {
     for (uint32_t i = 0; i < shard.database_count(); ++i) {
       const engine::Db& db = shard.db(i);
-      if (db.stored() == 0) continue;
-      db.SampleLive(&tls_random, samples, volatile_only, now_ms, [&](const engine::Entry* e) {
-        pool.Offer(engine::VictimScore(policy, e, now_ms), shard_id, i, e->key());
-        any = true;
-      });
+      if (db.stored() != 0) {
+        db.SampleLive(&tls_random, samples, volatile_only, now_ms, [&](const engine::Entry* e) {
+          pool.Offer(engine::VictimScore(policy, e, now_ms), shard_id, i, e->key());
+          any = true;
+        });
+      }
+      if (volatile_only) continue;  // items are never volatile keys
+      shard.items().SampleEvictable(i, &tls_random, samples, now_ms,
+                                    [&](const engine::Entry& stamp, const engine::ContainerPart& part, const engine::Item& item) {
+                                      pool.Offer(engine::VictimScore(policy, &stamp, now_ms), shard_id, i, item.id,
+                                                 part.info->name);
+                                      any = true;
+                                    });
     }
   });
   return any;
+}
+
+size_t Evictor::EvictItem(engine::Shard& shard, uint32_t db, std::string_view container, std::string_view id,
+                          int64_t now_ms) {
+  size_t freed = shard.items().Evict(db, container, id, now_ms,
+                                     [&](const engine::Item& item) { bill_forced_item_(item, now_ms); });
+  if (freed > 0) evicted_items_.fetch_add(1, std::memory_order_relaxed);
+  return freed;
+}
+
+size_t Evictor::EvictKey(engine::Db& db, std::string_view key, int64_t now_ms) {
+  size_t freed = db.Evict(key, now_ms);
+  if (freed > 0) evicted_keys_.fetch_add(1, std::memory_order_relaxed);
+  return freed;
 }
 
 size_t Evictor::EvictRandom(int64_t now_ms) {
@@ -112,9 +134,18 @@ size_t Evictor::EvictRandom(int64_t now_ms) {
     return shards_.WithShard(shard_id, [&](engine::Shard& shard) -> size_t {
       for (uint32_t i = 0; i < shard.database_count(); ++i) {
         engine::Db& db = shard.db(i);
-        std::optional<std::string> victim;
-        db.SampleLive(&tls_random, 1, volatile_only, now_ms, [&](const engine::Entry* e) { victim.emplace(e->key()); });
-        if (victim) return db.Evict(*victim, now_ms);
+        std::optional<std::string> key, item_id, container;
+        db.SampleLive(&tls_random, 1, volatile_only, now_ms, [&](const engine::Entry* e) { key.emplace(e->key()); });
+        if (!volatile_only) {
+          shard.items().SampleEvictable(i, &tls_random, 1, now_ms,
+                                        [&](const engine::Entry&, const engine::ContainerPart& part, const engine::Item& item) {
+                                          item_id.emplace(item.id);
+                                          container.emplace(part.info->name);
+                                        });
+        }
+        // A key or an item, each as likely when both are found.
+        if (item_id && (!key || NextRandom(&tls_random) % 2 == 0)) return EvictItem(shard, i, *container, *item_id, now_ms);
+        if (key) return EvictKey(db, *key, now_ms);
       }
       return 0;
     });
@@ -136,10 +167,11 @@ size_t Evictor::EvictOne(int64_t now_ms) {
   auto evict_best = [&]() -> size_t {
     while (std::optional<engine::EvictionCandidate> c = pool.TakeBest()) {
       size_t freed = shards_.WithShard(c->shard, [&](engine::Shard& shard) -> size_t {
+        if (c->is_item()) return EvictItem(shard, c->db, c->container, c->key, now_ms);
         engine::Db& db = shard.db(c->db);
         const engine::Entry* e = db.Find(c->key, now_ms);
         if (e == nullptr || (volatile_only && e->deadline() == engine::kNoDeadline)) return 0;
-        return db.Evict(c->key, now_ms);
+        return EvictKey(db, c->key, now_ms);
       });
       if (freed > 0) return freed;
     }
@@ -179,12 +211,12 @@ Evictor::Outcome Evictor::MakeRoom(MemoryGauge& gauge, uint64_t limit, int64_t n
       break;
     }
     freed += bytes;
-    evicted_keys_.fetch_add(1, std::memory_order_relaxed);
     if (keys % 16 == 0 && freed < excess && SteadyMicros() - start > time_limit) {
       outcome = Outcome::kTimeUp;
       break;
     }
   }
+  if (freed > 0) FlushThreadCache();
   gauge.NoteFreed(freed);
   return outcome;
 }
@@ -211,6 +243,7 @@ uint64_t Evictor::total_exceeded_ms() const {
 
 void Evictor::ResetStats() {
   evicted_keys_.store(0, std::memory_order_relaxed);
+  evicted_items_.store(0, std::memory_order_relaxed);
   exceeded_total_us_.store(0, std::memory_order_relaxed);
   forced_reclaims_.store(0, std::memory_order_relaxed);
 }

@@ -11,15 +11,19 @@
 //   2. Then live keys chosen by maxmemory-policy: each round samples maxmemory-samples keys
 //      of every database in two random shards (every shard while the pool is empty) into
 //      this thread's EvictionPool (engine/eviction.h), and evicts the best candidate still
-//      present. Items are data, not cache entries: they are never evicted, but count
-//      towards maxmemory.
+//      present. Items are data, not cache entries: they count towards maxmemory but are
+//      never evicted, unless their container opted in (CSETEVICT container ON). Then, under
+//      the allkeys-* policies only, its live items are sampled with the keys and compete on
+//      the same score (their index entries carry the same access stamps); an evicted item
+//      is billed to its container as reclamation is (a delete of its size, unmetered), and
+//      its container's change feed records a delete marked "evicted".
 //
 // The freed bytes are counted from what each key held (its entry, table and bucket slot),
 // not by asking the allocator again, which would cost more than the deletion. A call stops
 // after maxmemory-eviction-tenacity's time limit (Redis's formula: 500 us at the default 10)
 // and lets the command run; the next command goes on evicting. It fails, and the command
-// gets the OOM error, only when nothing evictable is left (noeviction, or volatile-* with no
-// volatile key).
+// gets the OOM error, only when nothing evictable is left (noeviction, volatile-* with no
+// volatile key, or only items of containers that did not opt in).
 //
 // Each shard is locked only while it is sampled or a key of it is evicted, one at a time, so
 // eviction never holds two shards and never waits while holding one.
@@ -32,6 +36,11 @@
 
 #include "engine/eviction.h"
 #include "engine/item_store.h"
+
+namespace lapse::engine {
+class Db;
+class Shard;
+}  // namespace lapse::engine
 
 namespace lapse::server {
 
@@ -62,6 +71,8 @@ class Evictor {
   void NoteOverLimit(bool over);
 
   uint64_t evicted_keys() const { return evicted_keys_.load(std::memory_order_relaxed); }
+  // Live items of evictable containers (CSETEVICT) deleted to free memory.
+  uint64_t evicted_items() const { return evicted_items_.load(std::memory_order_relaxed); }
   uint64_t forced_reclaims() const { return forced_reclaims_.load(std::memory_order_relaxed); }
   // Milliseconds spent over maxmemory in all, and in the current stretch (0 when under).
   uint64_t total_exceeded_ms() const;
@@ -78,6 +89,10 @@ class Evictor {
   // none could be found this round.
   size_t EvictOne(int64_t now_ms);
   size_t EvictRandom(int64_t now_ms);
+  // Evict one named key or item, holding its shard; count it. Return its bytes, 0 if gone.
+  size_t EvictKey(engine::Db& db, std::string_view key, int64_t now_ms);
+  size_t EvictItem(engine::Shard& shard, uint32_t db, std::string_view container, std::string_view id,
+                   int64_t now_ms);
   uint32_t RandomShard();
 
   ShardSet& shards_;
@@ -86,6 +101,7 @@ class Evictor {
   std::atomic<int> samples_{5};
   std::atomic<int64_t> time_limit_us_{500};
   std::atomic<uint64_t> evicted_keys_{0};
+  std::atomic<uint64_t> evicted_items_{0};
   std::atomic<uint64_t> forced_reclaims_{0};
   std::atomic<int64_t> exceeded_since_us_{0};  // 0: under the limit
   std::atomic<uint64_t> exceeded_total_us_{0};

@@ -78,7 +78,8 @@ class KeyspaceEvents : public engine::KeyEventListener {
 
   // Items (IPUT, IDEL, expiry) are not keys, so lapse gives them a channel of their own,
   // `__itemevent@<db>__:<event>` with `container/id` as the message, sent when the keyevent
-  // channels (E) and the event's class are on: iput and idel are generic (g), expired is x.
+  // channels (E) and the event's class are on: iput and idel are generic (g), expired is x,
+  // evicted is e.
   // `db` is the database the container belongs to.
   void NotifyItem(uint32_t event_class, std::string_view event, std::string_view container, std::string_view id,
                   uint32_t db) const {
@@ -87,6 +88,10 @@ class KeyspaceEvents : public engine::KeyEventListener {
   }
   void ItemExpired(uint32_t db, std::string_view container, std::string_view id) override {
     NotifyItem(kEventExpired, "expired", container, id, db);
+  }
+  // Tracking has nothing to invalidate: items are not keys a client can track.
+  void ItemEvicted(uint32_t db, std::string_view container, std::string_view id) override {
+    NotifyItem(kEventEvicted, "evicted", container, id, db);
   }
 
  private:

@@ -48,10 +48,17 @@ std::string AllocatorStats() {
 
 bool PurgeAllocator() {
 #ifdef LAPSE_WITH_JEMALLOC
+  FlushThreadCache();
   return mallctl("arena." JEMALLOC_ARENAS_ALL_STRING ".purge", nullptr, nullptr, nullptr, 0) == 0;
 #else
   malloc_trim(0);
   return true;
+#endif
+}
+
+void FlushThreadCache() {
+#ifdef LAPSE_WITH_JEMALLOC
+  mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
 #endif
 }
 

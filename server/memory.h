@@ -28,8 +28,13 @@ MemoryFigures ReadMemory();
 // for an allocator without them (the sanitizer build).
 std::string AllocatorStats();
 // Gives the allocator's dirty pages back to the system (MEMORY PURGE): jemalloc's purge of
-// every arena, or glibc's malloc_trim. False if the allocator refused.
+// every arena (after emptying this thread's cache into them), or glibc's malloc_trim. False if
+// the allocator refused.
 bool PurgeAllocator();
+// Returns the objects this thread's allocator cache holds to their arenas. jemalloc counts
+// them as allocated until then (stats.allocated), so memory just freed by eviction would
+// still read as used and more would be evicted than needed.
+void FlushThreadCache();
 
 // Between two reads of the allocator's statistics, the gauge follows the change in allocated
 // bytes from jemalloc's per-thread counters (thread.allocatedp / deallocatedp: a load each),

@@ -679,6 +679,7 @@ void CmdInfo(ConnCommand& c) {
     Line(out, "reclaimed_background_total", rs.reclaimed_background.load());
     Line(out, "reclaimed_lazy_total", rs.reclaimed_lazy.load());
     Line(out, "reclaimed_forced_total", c.server.evictor().forced_reclaims());
+    Line(out, "evicted_items_total", c.server.evictor().evicted_items());
     Line(out, "reclaim_lag_p50_ms", rs.lag.Quantile(0.5));
     Line(out, "reclaim_lag_p99_ms", rs.lag.Quantile(0.99));
     Line(out, "reclaim_lag_max_ms", rs.lag.max());

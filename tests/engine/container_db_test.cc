@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,7 +39,11 @@ class ItemEventLog : public KeyEventListener {
   void ItemExpired(uint32_t db, std::string_view container, std::string_view id) override {
     expired.emplace_back(db, std::string(container), std::string(id));
   }
+  void ItemEvicted(uint32_t db, std::string_view container, std::string_view id) override {
+    evicted.emplace_back(db, std::string(container), std::string(id));
+  }
   std::vector<std::tuple<uint32_t, std::string, std::string>> expired;
+  std::vector<std::tuple<uint32_t, std::string, std::string>> evicted;
 };
 
 class ContainerDbTest : public ::testing::Test {
@@ -278,6 +283,54 @@ TEST_F(ContainerDbTest, ReclaimServesEveryDatabaseOldestDeadlineFirst) {
   EXPECT_EQ(order, (std::vector<std::string>{"first", "second", "third"}));
   EXPECT_EQ(store_.items_stored(), 0u);
   EXPECT_EQ(store_.Backlog(now_), 0u);
+}
+
+TEST_F(ContainerDbTest, OnlyEvictableContainersOfferAndGiveUpTheirLiveItems) {
+  ItemEventLog log;
+  store_.SetKeyEventListener(&log);
+  SetTtl(2, "cache", 5);
+  for (int i = 0; i < 8; ++i) Put(2, "cache", "i" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) Put(2, "data", "i" + std::to_string(i));
+  uint64_t seed = 7;
+  std::set<std::string> offered;
+  auto sample = [&] {
+    offered.clear();
+    store_.SampleEvictable(2, &seed, 64, now_, [&](const Entry&, const ContainerPart& part, const Item& item) {
+      offered.insert(part.info->name + "/" + item.id);
+    });
+  };
+  auto never = [](const Item&) { ADD_FAILURE() << "billed an item that was not evicted"; };
+  sample();
+  EXPECT_TRUE(offered.empty());
+  EXPECT_EQ(store_.Evict(2, "cache", "i0", now_, never), 0u);
+
+  catalog_.Find(2, "cache")->evictable.store(true);
+  sample();
+  ASSERT_FALSE(offered.empty());
+  for (const std::string& name : offered) EXPECT_EQ(name.rfind("cache/", 0), 0u) << name;
+  // Another database's containers are not this one's.
+  store_.SampleEvictable(3, &seed, 64, now_, [&](const Entry&, const ContainerPart&, const Item&) { ADD_FAILURE(); });
+
+  std::vector<std::string> billed;
+  EXPECT_GT(store_.Evict(2, "cache", "i0", now_, [&](const Item& item) { billed.push_back(item.id); }), 0u);
+  EXPECT_EQ(billed, std::vector<std::string>{"i0"});
+  EXPECT_EQ(Members(2, "cache", "i0"), "");
+  EXPECT_EQ(Live(2, "cache"), 7u);
+  EXPECT_EQ(catalog_.Find(2, "cache")->evicted_items.load(), 1u);
+  using Event = std::tuple<uint32_t, std::string, std::string>;
+  EXPECT_EQ(log.evicted, (std::vector<Event>{{2, "cache", "i0"}}));
+  EXPECT_TRUE(log.expired.empty());
+  // Gone, or not evictable: nothing to do.
+  EXPECT_EQ(store_.Evict(2, "cache", "i0", now_, never), 0u);
+  EXPECT_EQ(store_.Evict(2, "data", "i1", now_, never), 0u);
+  EXPECT_EQ(Live(2, "data"), 8u);
+
+  // Expired items are the reclaimer's (forced first under memory pressure), never sampled.
+  now_ += 5'000;
+  sample();
+  EXPECT_TRUE(offered.empty());
+  EXPECT_EQ(store_.Evict(2, "cache", "i1", now_, never), 0u);
+  store_.SetKeyEventListener(nullptr);
 }
 
 }  // namespace

@@ -156,6 +156,7 @@ struct EvictionListener : KeyEventListener {
   void KeyCreated(uint32_t, std::string_view) override {}
   void KeyMissed(uint32_t, std::string_view) override {}
   void ItemExpired(uint32_t, std::string_view, std::string_view) override {}
+  void ItemEvicted(uint32_t, std::string_view, std::string_view) override {}
 };
 
 TEST_F(EvictionTest, EvictDeletesALiveKeyReportsItAndCountsItsBytes) {

@@ -500,6 +500,7 @@ def test_option_without_value_is_a_syntax_error(seeded, c, cmd):
     (("IPTTL", "box", "a", "b"), "ipttl"), (("ICOUNT",), "icount"), (("ISCAN", "box"), "iscan"),
     (("CSETTTL", "box"), "csetttl"), (("CGETTTL",), "cgetttl"), (("CDROP",), "cdrop"), (("CINFO",), "cinfo"),
     (("CLIST", "x"), "clist"), (("CMOVE", "box"), "cmove"), (("CSETRU", "box"), "csetru"), (("CGETRU",), "cgetru"), (("LASTCHARGE", "x"), "lastcharge"),
+    (("CSETEVICT", "box"), "csetevict"), (("CSETEVICT", "box", "ON", "x"), "csetevict"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_wrong_arity_containers(seeded, c, cmd, name):
     assert c.call(*cmd) == arity(name)
@@ -832,6 +833,17 @@ def test_csetttl_invalid(seeded, c, container, ttl):
     assert c.call("CSETTTL", container, ttl) == E(
         f"ERR The input ttl '{ttl}' is invalid. Ensure to provide a nonzero positive integer less than or "
         "equal to '2147483647', or '-1' which means never expire.")
+    seeded.assert_unchanged()
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("value", ["", "1", "yes", "true", "ONN", " ON"])
+@pytest.mark.parametrize("container", ["box", "nobox"])
+def test_csetevict_invalid(seeded, c, container, value):
+    assert c.call("CSETEVICT", container, value) == E(f"ERR invalid eviction setting '{value}': give ON or OFF")
+    if container == "box":
+        reply = c.call("CINFO", "box")
+        assert reply[reply.index(b"evictable") + 1] == 0
     seeded.assert_unchanged()
 
 

@@ -168,12 +168,26 @@ def c(lapse_alone):
     client.close()
 
 
+def settled_used_memory(c):
+    """used_memory once memory freed by earlier commands has settled: a dropped container's
+    items are freed in the background after FLUSHALL."""
+    c.call("MEMORY", "PURGE")  # also empties this connection's thread's allocator cache
+    deadline = time.monotonic() + 3
+    last = used_memory(c)
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = used_memory(c)
+        if now == last:
+            break
+        last = now
+    return last
+
+
 def squeeze(c, policy, excess_values):
     """Sets maxmemory about `excess_values` values below what is used now, then writes one
     small key so that eviction runs; returns the write's reply."""
     c.call("CONFIG", "SET", "maxmemory-policy", policy)
-    time.sleep(0.05)  # lets memory freed by earlier commands settle before it is read
-    c.call("CONFIG", "SET", "maxmemory", str(used_memory(c) - excess_values * len(VALUE)))
+    c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) - excess_values * len(VALUE)))
     time.sleep(0.01)  # the maxmemory check reads a figure up to 1 ms old (server/memory.h)
     reply = c.call("SET", "probe", "1")
     return reply.message if isinstance(reply, RespError) else reply
@@ -274,6 +288,113 @@ def test_items_are_never_evicted(c):
     assert reply.startswith("OOM command not allowed")
     assert present(c, [f"k{i}" for i in range(30)]) == []
     assert c.call("ICOUNT", "box") == 30
+
+
+def stop_evicting(c):
+    """Lifts maxmemory, so that what the checks after it see is what the squeeze did."""
+    c.call("CONFIG", "SET", "maxmemory", "0")
+
+
+def item_ids(c, container, ids):
+    """The ids still stored. By ITTL (-2: absent), not IGET, whose replies would grow the
+    output buffer, which counts towards maxmemory, and so evict more."""
+    return [i for i, ttl in zip(ids, c.pipeline([("ITTL", container, i) for i in ids])) if ttl != -2]
+
+
+def cinfo(c, container):
+    reply = c.call("CINFO", container)
+    return {reply[i].decode(): reply[i + 1] for i in range(0, len(reply), 2)}
+
+
+@pytest.mark.lapse_only
+def test_items_of_an_opted_in_container_are_evicted_and_no_others(c):
+    assert c.call("CSETEVICT", "cache", "ON") == "OK"
+    ids = [f"i{i}" for i in range(40)]
+    c.pipeline([("IPUT", "cache", i, '{"v":"%s"}' % VALUE) for i in ids])
+    c.pipeline([("IPUT", "data", i, '{"v":"%s"}' % VALUE) for i in ids])
+    assert squeeze(c, "allkeys-lru", 15) == "OK"
+    stop_evicting(c)
+    left = item_ids(c, "cache", ids)
+    assert 0 < len(left) < 40
+    assert item_ids(c, "data", ids) == ids
+    evicted = 40 - len(left)
+    assert cinfo(c, "cache")["evictable"] == 1 and cinfo(c, "data")["evictable"] == 0
+    assert cinfo(c, "cache")["evicted_items_total"] == evicted
+    assert cinfo(c, "data")["evicted_items_total"] == 0
+    assert int(info_fields(c, "reclaim")["evicted_items_total"]) == evicted
+    assert info_fields(c, "stats")["evicted_keys"] == "0"  # keys only, as in Redis
+    # Billed to the container as reclamation: a delete of each item's size.
+    assert float(cinfo(c, "cache")["ru_reclaim_total"]) >= evicted
+
+
+@pytest.mark.lapse_only
+def test_opting_out_again_protects_the_items(c):
+    c.call("CSETEVICT", "cache", "ON")
+    assert c.call("CSETEVICT", "cache", "off") == "OK"
+    ids = [f"i{i}" for i in range(30)]
+    c.pipeline([("IPUT", "cache", i, '{"v":"%s"}' % VALUE) for i in ids])
+    assert squeeze(c, "allkeys-random", 10).startswith("OOM command not allowed")
+    assert c.call("ICOUNT", "cache") == 30
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("policy", ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"])
+def test_volatile_policies_never_evict_items(c, policy):
+    c.call("CSETEVICT", "cache", "ON")
+    c.pipeline([("IPUT", "cache", f"i{i}", '{"v":"%s"}' % VALUE) for i in range(30)])
+    c.pipeline([("SET", f"v{i}", VALUE, "EX", "1000") for i in range(5)])
+    assert squeeze(c, policy, 20).startswith("OOM command not allowed")
+    assert c.call("ICOUNT", "cache") == 30
+    assert present(c, [f"v{i}" for i in range(5)]) == []
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu"])
+def test_items_and_keys_compete_on_one_score(c, policy):
+    c.call("DEBUG", "FREEZE-CLOCK", "1")
+    c.call("CONFIG", "SET", "maxmemory-policy", policy)
+    c.call("CONFIG", "SET", "maxmemory-samples", "10")
+    c.call("CSETEVICT", "cache", "ON")
+    ids, keys = [f"i{i}" for i in range(80)], [f"k{i}" for i in range(80)]
+    c.pipeline([("IPUT", "cache", i, '{"v":"%s"}' % VALUE) for i in ids])
+    c.pipeline([("SET", k, VALUE) for k in keys])
+    c.call("DEBUG", "ADVANCE", "100000")  # 100 s: the hot half is read after it
+    hot_ids, hot_keys = ids[:40], keys[:40]
+    for _ in range(30 if policy == "allkeys-lfu" else 1):
+        c.pipeline([("IGET", "cache", i) for i in hot_ids])
+        c.pipeline([("GET", k) for k in hot_keys])
+    assert squeeze(c, policy, 30) == "OK"
+    stop_evicting(c)
+    gone_items = set(ids) - set(item_ids(c, "cache", ids))
+    gone_keys = set(keys) - set(present(c, keys))
+    assert len(gone_items) + len(gone_keys) >= 10
+    assert gone_items and gone_keys, "both kinds should be chosen from"
+    assert not gone_items & set(hot_ids), f"hot items evicted: {sorted(gone_items & set(hot_ids))}"
+    assert not gone_keys & set(hot_keys), f"hot keys evicted: {sorted(gone_keys & set(hot_keys))}"
+
+
+@pytest.mark.lapse_only
+def test_evicted_items_are_in_the_change_feed_and_send_item_events(c, lapse_alone):
+    c.call("CSETEVICT", "cache", "ON")
+    ids = [f"i{i}" for i in range(40)]
+    c.pipeline([("IPUT", "cache", i, '{"v":"%s"}' % VALUE) for i in ids])
+    c.call("CONFIG", "SET", "notify-keyspace-events", "Ee")
+    sub = RawClient(lapse_alone.port)
+    try:
+        sub.call("SUBSCRIBE", "__itemevent@0__:evicted")
+        assert squeeze(c, "allkeys-random", 10) == "OK"
+        stop_evicting(c)
+        gone = set(ids) - set(item_ids(c, "cache", ids))
+        assert gone
+        heard = names_heard(sub, len(gone), b"message", lambda m: [m[2]])
+        assert heard == {f"cache/{i}" for i in gone}
+    finally:
+        c.call("CONFIG", "SET", "notify-keyspace-events", "")
+        sub.close()
+    _, changes = c.call("ICHANGES", "cache", "FROM", "BEGINNING", "COUNT", "1000")
+    evicted = [ch.decode() for ch in changes if b'"evicted":true' in ch]
+    assert len(evicted) == len(gone)
+    assert all('"timeToLiveExpired":false' in ch for ch in evicted)
 
 
 @pytest.mark.lapse_only
