@@ -74,6 +74,26 @@ class BlockedMark {
   BlockingRegistry& registry_;
 };
 
+// Writes the Pub/Sub messages that reached a blocked client. Only the messages: an
+// invalidation may come from serving this very command and must follow its reply, as it
+// does outside a wait (the dispatcher sends it then). Once a party claimed the wait, its
+// reply is near and the messages wait for it. False when the write failed.
+awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
+  client.push_pending = false;
+  if (c.session.socket == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
+  ClientInfo& info = *c.session.info;
+  std::string bytes = info.push.TakeMessages();
+  if (bytes.empty()) co_return true;
+  // Seen by the output buffer limits of the pushes that come during the write.
+  info.output_bytes.store(bytes.size(), std::memory_order_relaxed);
+  boost::system::error_code ec;
+  co_await asio::async_write(*c.session.socket, asio::buffer(bytes), asio::redirect_error(use_awaitable, ec));
+  info.output_bytes.store(0, std::memory_order_relaxed);
+  ThreadCounters& counters = c.server.counters(c.session.home);
+  counters.Bump(counters.net_output_bytes, bytes.size());
+  co_return !ec;
+}
+
 // Serves the clients waiting on one ready key, oldest first, while the key can serve them.
 void ServeKey(Server& server, const engine::ReadyKey& ready) {
   ShardSet& shards = server.shards();
@@ -178,6 +198,7 @@ void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms) {
   } else {
     client.timer.expires_at(asio::steady_timer::time_point::max());
   }
+  client.deadline = client.timer.expiry();
 }
 
 awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client) {
@@ -192,10 +213,25 @@ awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient>
       client->watching = true;
       WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
     }
+    // Messages that came while the replies before were written.
+    client->push_pending = !c.session.info->push.empty();
     for (;;) {
+      if (client->push_pending && !co_await WritePushesWhileBlocked(c, *client) && client->Claim()) {
+        client->outcome = BlockedClient::Outcome::kCancelled;  // the client is gone
+        break;
+      }
+      // Checked after the write, during which a party may have ended the wait: its timer
+      // cancel found nothing waiting.
+      if (client->finished.load(std::memory_order_acquire)) break;
       boost::system::error_code ec;
       co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));
       if (client->finished.load(std::memory_order_acquire)) break;
+      if (client->push_pending) {
+        // Woken for messages: the timeout still runs, unless another party claimed the wait.
+        bool claimed = client->claimed.load(std::memory_order_acquire);
+        client->timer.expires_at(claimed ? asio::steady_timer::time_point::max() : client->deadline);
+        continue;
+      }
       if (!ec && client->Claim()) {
         client->outcome = BlockedClient::Outcome::kTimedOut;
         break;
@@ -313,6 +349,14 @@ bool UnblockClient(ClientInfo& info, bool with_error) {
 void CancelBlock(ClientInfo& info) {
   std::lock_guard lock(info.blocked_mu);
   if (info.blocked && info.blocked->Claim()) info.blocked->Finish(BlockedClient::Outcome::kCancelled);
+}
+
+bool WakeBlockedForPush(ClientInfo& info) {
+  std::lock_guard lock(info.blocked_mu);
+  if (!info.blocked) return false;
+  info.blocked->push_pending = true;
+  info.blocked->timer.cancel();
+  return true;
 }
 
 }  // namespace lapse::server
