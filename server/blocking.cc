@@ -74,16 +74,24 @@ class BlockedMark {
   BlockingRegistry& registry_;
 };
 
-// Writes the Pub/Sub messages that reached a blocked client. Only the messages: an
-// invalidation may come from serving this very command and must follow its reply, as it
-// does outside a wait (the dispatcher sends it then). Once a party claimed the wait, its
-// reply is near and the messages wait for it. False when the write failed.
+// Writes the pushes that reached a blocked client: Pub/Sub messages and invalidations of
+// other clients' writes, which Redis writes at once too. An invalidation from serving this
+// very command must follow its reply, as outside a wait (the dispatcher sends it then); the
+// server claims the wait before it writes, so once the wait is claimed the pushes wait for
+// the reply. False when the write failed.
 awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   client.push_pending = false;
   if (c.session.socket == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
   ClientInfo& info = *c.session.info;
-  std::string bytes = info.push.TakeMessages();
+  std::string bytes = info.push.Take();
   if (bytes.empty()) co_return true;
+  if (client.claimed.load(std::memory_order_acquire)) {
+    // Claimed since the check above: the bytes may hold such an invalidation. Back they go,
+    // behind the reply.
+    info.push.Append(bytes, c.server.output_limit(info.subscribed()), 0, c.server.clock().NowMs(), info.kill,
+                     /*after_reply=*/true);
+    co_return true;
+  }
   // Seen by the output buffer limits of the pushes that come during the write.
   info.output_bytes.store(bytes.size(), std::memory_order_relaxed);
   boost::system::error_code ec;
@@ -215,13 +223,18 @@ awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient>
     }
     // Messages that came while the replies before were written.
     client->push_pending = !c.session.info->push.empty();
+    bool gone = false;
     for (;;) {
-      if (client->push_pending && !co_await WritePushesWhileBlocked(c, *client) && client->Claim()) {
-        client->outcome = BlockedClient::Outcome::kCancelled;  // the client is gone
+      // Until none came during the write: a wake-up for them found no wait to cancel.
+      while (client->push_pending && !gone) {
+        gone = !co_await WritePushesWhileBlocked(c, *client) && client->Claim();
+      }
+      if (gone) {
+        client->outcome = BlockedClient::Outcome::kCancelled;
         break;
       }
-      // Checked after the write, during which a party may have ended the wait: its timer
-      // cancel found nothing waiting.
+      // Checked after the writes, during which a party may have ended the wait: its timer
+      // cancel found nothing waiting either.
       if (client->finished.load(std::memory_order_acquire)) break;
       boost::system::error_code ec;
       co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));

@@ -86,7 +86,7 @@ struct BlockedClient : std::enable_shared_from_this<BlockedClient> {
   bool watching = false;  // whether the socket watch may still read (its thread only)
   // When the wait times out, kept so that a wake-up for push messages can re-arm the timer.
   asio::steady_timer::time_point deadline = asio::steady_timer::time_point::max();
-  // Push messages (Pub/Sub) reached the client while it waits (its thread only).
+  // Pushes (Pub/Sub messages, invalidations) reached the client while it waits (its thread only).
   bool push_pending = false;
 };
 
@@ -162,7 +162,8 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request);
 // SleepWhileBlocked sends the replies pipelined before the command, shows the client as
 // blocked (CLIENT LIST, CLIENT UNBLOCK, kill) and sleeps, without polling, until a party
 // ended the wait and set client->outcome. Keeps what the client sent meanwhile for later.
-// Pub/Sub messages that reach the client meanwhile are written as they come.
+// Pushes that reach the client meanwhile (Pub/Sub messages, invalidations of other clients'
+// writes) are written as they come.
 void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms);
 awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client);
 
