@@ -11,8 +11,8 @@ RESP2 subscribed mode and RESP3 pushes, on lapse started with --threads 1, 2 and
   - Tests with exact bytes of their own, which also run against Redis (LAPSE_TARGET=redis).
   - Delivery across threads, two publishers, the pubsub output-buffer limit, the idle timeout.
   - redis-py's PubSub object (get_message, listen, run_in_thread, pattern handlers).
-  - Known differences from Redis 7.0: tests of Redis's behaviour, expected failures on lapse
-    (strict xfail, so that a fix shows up as an unexpected pass).
+  - Former differences from Redis 7.0 (a RESP3 subscriber blocked in BLPOP, publishing to
+    itself inside EXEC, CLIENT KILL TYPE pubsub, ...): tests of Redis's behaviour.
 
 Waiting is only ever bounded by generous deadlines; no assertion depends on how fast the
 machine is.
@@ -842,14 +842,30 @@ def test_resp3_blocked_client_gets_every_kind_of_message_in_order(connect):
     assert c.read_reply() == "PONG"
 
 
-# ---- known differences from Redis 7.0 ------------------------------------------------------
-# Each test states Redis 7.0's behaviour and passes against it (LAPSE_TARGET=redis); on lapse
-# it is an expected failure until lapse matches (strict: an unexpected pass fails the run, so
-# the mark is removed with the fix).
+def test_client_kill_type_pubsub(connect):
+    sub, observer = connect(), connect()
+    sub.call("SUBSCRIBE", "a")
+    assert observer.call("CLIENT", "KILL", "TYPE", "pubsub") == 1
+    assert sub.at_eof(10.0)
 
 
-def known_difference(reason):
-    return pytest.mark.xfail(target_kind() != "redis", strict=True, reason=reason)
+def test_resp3_blocked_client_gets_a_burst_of_messages(connect):
+    """Messages that come while the blocked client writes earlier ones are written too."""
+    c, other = connect(resp3=True), connect()
+    c.call("SUBSCRIBE", "x")
+    c.send("BLPOP", "q", "0")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    count = 2000
+    for i in range(count):
+        other.send("PUBLISH", "x", f"m{i}")
+    assert [other.read_reply() for _ in range(count)] == [1] * count
+    assert [c.read_reply() for _ in range(count)] == [RespPush(msg(b"x", f"m{i}".encode())) for i in range(count)]
+    assert other.call("RPUSH", "q", "v") == 1
+    assert c.read_reply() == [b"q", b"v"]
+
+
+# ---- former differences from Redis 7.0 ----------------------------------------------------
+# Each test states a Redis 7.0 behaviour lapse once lacked; it passes against both.
 
 
 def test_punsubscribe_all_in_subscription_order(connect):
@@ -898,14 +914,6 @@ def test_client_list_type_pubsub(connect):
     normal = {int(client_fields(line)["id"])
               for line in observer.call("CLIENT", "LIST", "TYPE", "normal").decode().splitlines()}
     assert not normal & ids
-
-
-@known_difference("lapse has no CLIENT KILL TYPE (ERR syntax error)")
-def test_client_kill_type_pubsub(connect):
-    sub, observer = connect(), connect()
-    sub.call("SUBSCRIBE", "a")
-    assert observer.call("CLIENT", "KILL", "TYPE", "pubsub") == 1
-    assert sub.at_eof(10.0)
 
 
 # ---- delivery across threads ---------------------------------------------------------------
