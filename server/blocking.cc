@@ -76,22 +76,18 @@ class BlockedMark {
 
 // Writes the pushes that reached a blocked client: Pub/Sub messages and invalidations of
 // other clients' writes, which Redis writes at once too. An invalidation from serving this
-// very command must follow its reply, as outside a wait (the dispatcher sends it then); the
-// server claims the wait before it writes, so once the wait is claimed the pushes wait for
-// the reply. False when the write failed.
+// very command follows its reply in Redis; the server claims the wait before it writes, so
+// once the wait is claimed the pushes wait for the reply (the dispatcher sends them then).
+// A claim that comes between that check and the taking may still send such an invalidation
+// first: harmless, since no blocking command's reply is cached (BLPOP and its kin write;
+// ICHANGES reads items, which are not tracked), and better than putting the bytes back
+// behind newer messages, out of order. False when the write failed.
 awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   client.push_pending = false;
   if (c.session.socket == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
   ClientInfo& info = *c.session.info;
   std::string bytes = info.push.Take();
   if (bytes.empty()) co_return true;
-  if (client.claimed.load(std::memory_order_acquire)) {
-    // Claimed since the check above: the bytes may hold such an invalidation. Back they go,
-    // behind the reply.
-    info.push.Append(bytes, c.server.output_limit(info.subscribed()), 0, c.server.clock().NowMs(), info.kill,
-                     /*after_reply=*/true);
-    co_return true;
-  }
   // Seen by the output buffer limits of the pushes that come during the write.
   info.output_bytes.store(bytes.size(), std::memory_order_relaxed);
   boost::system::error_code ec;
