@@ -864,6 +864,21 @@ def test_resp3_blocked_client_gets_a_burst_of_messages(connect):
     assert c.read_reply() == [b"q", b"v"]
 
 
+@pytest.mark.lapse_only
+def test_resp3_client_waiting_in_ichanges_block_gets_messages(connect):
+    """ICHANGES ... BLOCK waits as BLPOP does: its messages are written at once too."""
+    c, other = connect(resp3=True), connect()
+    assert other.call("IPUT", "feed", "a", "{}") is not None
+    c.call("SUBSCRIBE", "x")
+    c.send("ICHANGES", "feed", "FROM", "NOW", "BLOCK", "0")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    assert other.call("PUBLISH", "x", "m") == 1
+    assert c.read_reply() == RespPush(msg(b"x", b"m"))
+    assert other.call("IPUT", "feed", "b", "{}") is not None
+    token, changes = c.read_reply()
+    assert len(changes) == 1 and b'"id":"b"' in changes[0]
+
+
 # ---- former differences from Redis 7.0 ----------------------------------------------------
 # Each test states a Redis 7.0 behaviour lapse once lacked; it passes against both.
 
