@@ -74,6 +74,30 @@ class BlockedMark {
   BlockingRegistry& registry_;
 };
 
+// Writes the pushes that reached a blocked client: Pub/Sub messages and invalidations of
+// other clients' writes, which Redis writes at once too. An invalidation from serving this
+// very command follows its reply in Redis; the server claims the wait before it writes, so
+// once the wait is claimed the pushes wait for the reply (the dispatcher sends them then).
+// A claim that comes between that check and the taking may still send such an invalidation
+// first: harmless, since no blocking command's reply is cached (BLPOP and its kin write;
+// ICHANGES reads items, which are not tracked), and better than putting the bytes back
+// behind newer messages, out of order. False when the write failed.
+awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
+  client.push_pending = false;
+  if (c.session.socket == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
+  ClientInfo& info = *c.session.info;
+  std::string bytes = info.push.Take();
+  if (bytes.empty()) co_return true;
+  // Seen by the output buffer limits of the pushes that come during the write.
+  info.output_bytes.store(bytes.size(), std::memory_order_relaxed);
+  boost::system::error_code ec;
+  co_await asio::async_write(*c.session.socket, asio::buffer(bytes), asio::redirect_error(use_awaitable, ec));
+  info.output_bytes.store(0, std::memory_order_relaxed);
+  ThreadCounters& counters = c.server.counters(c.session.home);
+  counters.Bump(counters.net_output_bytes, bytes.size());
+  co_return !ec;
+}
+
 // Serves the clients waiting on one ready key, oldest first, while the key can serve them.
 void ServeKey(Server& server, const engine::ReadyKey& ready) {
   ShardSet& shards = server.shards();
@@ -178,6 +202,7 @@ void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms) {
   } else {
     client.timer.expires_at(asio::steady_timer::time_point::max());
   }
+  client.deadline = client.timer.expiry();
 }
 
 awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client) {
@@ -192,10 +217,30 @@ awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient>
       client->watching = true;
       WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
     }
+    // Messages that came while the replies before were written.
+    client->push_pending = !c.session.info->push.empty();
+    bool gone = false;
     for (;;) {
+      // Until none came during the write: a wake-up for them found no wait to cancel.
+      while (client->push_pending && !gone) {
+        gone = !co_await WritePushesWhileBlocked(c, *client) && client->Claim();
+      }
+      if (gone) {
+        client->outcome = BlockedClient::Outcome::kCancelled;
+        break;
+      }
+      // Checked after the writes, during which a party may have ended the wait: its timer
+      // cancel found nothing waiting either.
+      if (client->finished.load(std::memory_order_acquire)) break;
       boost::system::error_code ec;
       co_await client->timer.async_wait(asio::redirect_error(use_awaitable, ec));
       if (client->finished.load(std::memory_order_acquire)) break;
+      if (client->push_pending) {
+        // Woken for messages: the timeout still runs, unless another party claimed the wait.
+        bool claimed = client->claimed.load(std::memory_order_acquire);
+        client->timer.expires_at(claimed ? asio::steady_timer::time_point::max() : client->deadline);
+        continue;
+      }
       if (!ec && client->Claim()) {
         client->outcome = BlockedClient::Outcome::kTimedOut;
         break;
@@ -313,6 +358,14 @@ bool UnblockClient(ClientInfo& info, bool with_error) {
 void CancelBlock(ClientInfo& info) {
   std::lock_guard lock(info.blocked_mu);
   if (info.blocked && info.blocked->Claim()) info.blocked->Finish(BlockedClient::Outcome::kCancelled);
+}
+
+bool WakeBlockedForPush(ClientInfo& info) {
+  std::lock_guard lock(info.blocked_mu);
+  if (!info.blocked) return false;
+  info.blocked->push_pending = true;
+  info.blocked->timer.cancel();
+  return true;
 }
 
 }  // namespace lapse::server

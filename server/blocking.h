@@ -84,6 +84,10 @@ struct BlockedClient : std::enable_shared_from_this<BlockedClient> {
   // What the client sent while it waited (its thread only).
   std::string unread;
   bool watching = false;  // whether the socket watch may still read (its thread only)
+  // When the wait times out, kept so that a wake-up for push messages can re-arm the timer.
+  asio::steady_timer::time_point deadline = asio::steady_timer::time_point::max();
+  // Pushes (Pub/Sub messages, invalidations) reached the client while it waits (its thread only).
+  bool push_pending = false;
 };
 
 // One try at serving a blocking command from one of its keys, holding the key's shard (and
@@ -158,6 +162,8 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request);
 // SleepWhileBlocked sends the replies pipelined before the command, shows the client as
 // blocked (CLIENT LIST, CLIENT UNBLOCK, kill) and sleeps, without polling, until a party
 // ended the wait and set client->outcome. Keeps what the client sent meanwhile for later.
+// Pushes that reach the client meanwhile (Pub/Sub messages, invalidations of other clients'
+// writes) are written as they come.
 void ArmBlockTimeout(BlockedClient& client, int64_t timeout_ms);
 awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient> client);
 
@@ -169,6 +175,10 @@ void ServeReadyKeys(Server& server);
 bool UnblockClient(ClientInfo& info, bool with_error);
 // A kill or disconnect: ends the wait without a reply.
 void CancelBlock(ClientInfo& info);
+// Push messages reached a RESP3 client: if it is blocked, its wait writes them now, as Redis
+// does, instead of after the blocking command's reply. Call on the client's thread; false
+// when the client is not blocked.
+bool WakeBlockedForPush(ClientInfo& info);
 
 // Parses a blocking command's timeout (seconds, decimals allowed) as Redis does; replies
 // Redis's error and returns false on bad input.

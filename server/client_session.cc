@@ -68,16 +68,25 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id, TypeFilte
   return out;
 }
 
-size_t ClientRegistry::Kill(uint64_t id) {
-  std::function<void()> kill;
+size_t ClientRegistry::KillMatching(const std::function<bool(const ClientInfo&)>& match, uint64_t spared_id) {
+  // The kills run outside the lock: a kill only posts to its client's thread, but nothing
+  // of the registry is needed for it.
+  std::vector<std::function<void()>> kills;
+  size_t matched = 0;
   {
     std::lock_guard lock(mu_);
-    auto it = clients_.find(id);
-    if (it == clients_.end() || !it->second->kill) return 0;
-    kill = it->second->kill;
+    for (const auto& [id, c] : clients_) {
+      if (!match(*c)) continue;
+      if (id == spared_id) {
+        ++matched;
+      } else if (c->kill) {
+        ++matched;
+        kills.push_back(c->kill);
+      }
+    }
   }
-  kill();
-  return 1;
+  for (const auto& kill : kills) kill();
+  return matched;
 }
 
 }  // namespace lapse::server

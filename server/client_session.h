@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,8 +85,10 @@ class ClientRegistry {
   enum class TypeFilter { kAny, kNormal, kPubSub };
   // One CLIENT LIST line (with trailing newline) per client; `only_id` 0 for all.
   std::string Describe(int64_t now_ms, uint64_t only_id = 0, TypeFilter type = TypeFilter::kAny) const;
-  // Calls kill on every client whose id matches; returns how many.
-  size_t Kill(uint64_t id);
+  // Calls kill on every client `match` accepts (under the registry's lock: it must not call
+  // back here), except `spared_id`, which is only counted: the caller, which closes itself
+  // after its reply. Returns how many matched.
+  size_t KillMatching(const std::function<bool(const ClientInfo&)>& match, uint64_t spared_id);
   // The client with this id, nullptr if none.
   std::shared_ptr<ClientInfo> Find(uint64_t id) const {
     std::lock_guard lock(mu_);

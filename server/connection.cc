@@ -45,8 +45,13 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
 // While the connection waits for input it has nothing else to write, so the messages go out
 // at once from here, without waking its coroutine. What the socket does not take now is left
 // to the coroutine: the read is cancelled and the loop writes the rest before reading again.
+// A connection suspended in a blocking command (BLPOP) has its wait write them.
 void Connection::WakeForPush() {
-  if (!reading_ || !push_leftover_.empty()) return;
+  if (!reading_) {
+    WakeBlockedForPush(*info_);
+    return;
+  }
+  if (!push_leftover_.empty()) return;
   std::string bytes = info_->push.Take();
   if (bytes.empty()) return;
   boost::system::error_code ec;

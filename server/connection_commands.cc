@@ -2,6 +2,7 @@
 // HELLO, AUTH, SELECT, RESET, CLIENT). They run on the connection's thread and touch no shard.
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -205,12 +206,86 @@ void ClientList(ConnCommand& c, int64_t now) {
   c.reply.Verbatim(out);
 }
 
-// Only the CLIENT KILL ID <id> form.
-void ClientKill(ConnCommand& c) {
-  if (c.args.size() != 4 || !EqualsIgnoreCase(c.args[2], "ID")) return c.reply.Error(errors::kSyntax);
-  int64_t id = 0;
-  if (!protocol::ParseInt64(c.args[3], &id) || id < 1) return c.reply.Error(errors::kClientIdNotPositive);
-  c.reply.Integer(static_cast<int64_t>(c.server.clients().Kill(static_cast<uint64_t>(id))));
+// CLIENT KILL's filters: a client is killed when it matches every filter given.
+struct KillFilter {
+  std::optional<std::string_view> addr, laddr;
+  // Redis's client types; a lapse client is never a master or a replica.
+  enum class Type { kAny, kNormal, kPubSub, kNone } type = Type::kAny;
+  uint64_t id = 0;         // 0: any
+  int64_t min_age_s = 0;   // MAXAGE; 0: any
+  bool skip_me = true;
+
+  bool Matches(const ClientInfo& client, int64_t now_ms) const {
+    if (addr && client.addr != *addr) return false;
+    if (laddr && client.laddr != *laddr) return false;
+    if (type == Type::kNone || (type != Type::kAny && client.subscribed() != (type == Type::kPubSub))) return false;
+    if (id != 0 && client.id != id) return false;
+    return min_age_s == 0 || (now_ms - client.created_ms) / 1000 >= min_age_s;
+  }
+};
+
+KillFilter::Type KillType(std::string_view type) {
+  if (EqualsIgnoreCase(type, "normal")) return KillFilter::Type::kNormal;
+  if (EqualsIgnoreCase(type, "pubsub")) return KillFilter::Type::kPubSub;
+  return KillFilter::Type::kNone;
+}
+
+// One `<filter> <value>` pair of CLIENT KILL's new form; false, with Redis's error written,
+// on a bad one. Values are read as C strings, as Redis compares them.
+bool ParseKillFilter(ConnCommand& c, std::string_view name, std::string_view value, KillFilter* filter) {
+  std::string_view text = protocol::AsCString(value);
+  if (EqualsIgnoreCase(name, "ID")) {
+    int64_t id = 0;
+    if (!protocol::ParseInt64(value, &id) || id < 1) return c.reply.Error(errors::kClientIdNotPositive), false;
+    filter->id = static_cast<uint64_t>(id);
+  } else if (EqualsIgnoreCase(name, "TYPE")) {
+    if (!KnownClientType(text)) return c.reply.Error(errors::UnknownClientType(text)), false;
+    filter->type = KillType(text);
+  } else if (EqualsIgnoreCase(name, "ADDR")) {
+    filter->addr = text;
+  } else if (EqualsIgnoreCase(name, "LADDR")) {
+    filter->laddr = text;
+  } else if (EqualsIgnoreCase(name, "USER")) {
+    // lapse has only Redis's default user, whom every client is authenticated as.
+    if (value != "default") return c.reply.Error("ERR No such user '" + std::string(text) + "'"), false;
+  } else if (EqualsIgnoreCase(name, "SKIPME")) {
+    if (!EqualsIgnoreCase(text, "yes") && !EqualsIgnoreCase(text, "no")) return c.reply.Error(errors::kSyntax), false;
+    filter->skip_me = EqualsIgnoreCase(text, "yes");
+  } else if (EqualsIgnoreCase(name, "MAXAGE")) {
+    // Redis 7.4's filter: clients connected for at least this many seconds.
+    int64_t seconds = 0;
+    if (!protocol::ParseInt64(value, &seconds) || seconds < 0) {
+      return c.reply.Error("ERR maxage is not an integer or out of range"), false;
+    }
+    filter->min_age_s = seconds;
+  } else {
+    return c.reply.Error(errors::kSyntax), false;
+  }
+  return true;
+}
+
+// CLIENT KILL <ip:port>, which may kill the caller and answers OK or an error, and
+// CLIENT KILL <filter> <value> [...], which spares the caller unless SKIPME no and answers
+// how many it killed. The caller, when killed, is closed after its reply.
+void ClientKill(ConnCommand& c, int64_t now_ms) {
+  KillFilter filter;
+  bool old_form = c.args.size() == 3;
+  if (old_form) {
+    filter.addr = protocol::AsCString(c.args[2]);
+    filter.skip_me = false;
+  }
+  for (size_t i = 2; !old_form && i < c.args.size(); i += 2) {
+    if (i + 1 == c.args.size()) return c.reply.Error(errors::kSyntax);
+    if (!ParseKillFilter(c, c.args[i], c.args[i + 1], &filter)) return;
+  }
+  ClientInfo& me = *c.session.info;
+  size_t killed = c.server.clients().KillMatching(
+      [&](const ClientInfo& client) { return !(filter.skip_me && &client == &me) && filter.Matches(client, now_ms); },
+      me.id);
+  if (filter.Matches(me, now_ms) && !filter.skip_me) c.session.close_after_reply = true;
+  if (!old_form) return c.reply.Integer(static_cast<int64_t>(killed));
+  if (killed == 0) return c.reply.Error("ERR No such client");
+  c.reply.Ok();
 }
 
 // CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 when the client was blocked and is no longer.
@@ -250,7 +325,7 @@ void CmdClient(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "SETINFO")) return c.reply.Ok();
   if (EqualsIgnoreCase(sub, "LIST")) return ClientList(c, now);
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
-  if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c);
+  if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c, now);
   if (EqualsIgnoreCase(sub, "UNBLOCK")) return ClientUnblock(c);
   if (RunTrackingSubcommand(c)) return;
   ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -261,7 +336,14 @@ void CmdClient(ConnCommand& c) {
                       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
                       "    * ID <id> [<id> ...]", "      Return clients of specified IDs only.",
                       "INFO", "    Return information about the current client connection.",
-                      "KILL ID <id>", "    Kill the connection with this id.",
+                      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+                      "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+                      "    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+                      "    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+                      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+                      "    * USER <username>", "      Kill connections authenticated by <username>.",
+                      "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+                      "    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                       "    Unblock the specified blocked client.",
                       "CACHING (YES|NO)",

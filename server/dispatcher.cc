@@ -505,12 +505,20 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
   charge_sum_ = 0;
   // Until it ends, CLIENT LIST still shows the client in MULTI (flag x, multi=N), as Redis does.
   const std::vector<Transaction::Queued> queued = std::exchange(session_.multi, Transaction{}).queued;
+  size_t header_at = out->size();
   reply.ArrayHeader(queued.size());
+  // Like Redis 7.0, the messages a queued command sends its own client (a RESP3 subscriber
+  // PUBLISHing to itself) go inside EXEC's array, right before that command's reply. Those
+  // other threads' publishers send meanwhile, which Redis could never interleave, go before
+  // the array.
+  PushOutbox& push = session_.info->push;
+  std::string from_others;
   std::vector<std::string_view> args;
   for (size_t i = 0; i < queued.size(); ++i) {
     const Transaction::Queued& q = queued[i];
     args.assign(q.args.begin(), q.args.end());
     counters.Bump(counters.commands);
+    if (!push.empty()) [[unlikely]] from_others.append(push.TakeMessages());
     size_t before = out->size();
     auto start = std::chrono::steady_clock::now();
     outer_spec_ = q.spec;
@@ -520,7 +528,9 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
     TrackReads(*q.spec, args, ReadPhase::kAfter);
     CountCall(*q.spec, q.stat_id, start, args, *out, before);
+    if (!push.empty()) [[unlikely]] out->insert(before, push.TakeMessages());
   }
+  out->insert(header_at, from_others);
   EndTransaction(server_, session_);
   session_.last_charge = charge_sum_;
 }

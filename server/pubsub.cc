@@ -61,10 +61,12 @@ void PushOutbox::Append(std::string_view bytes, const OutputBufferLimit& limit, 
     if (kill) kill();
     return;
   }
-  bool was_empty = bytes_.empty() && after_reply_.empty();
+  // A message wakes the client even behind invalidations: a blocked client writes messages
+  // at once but keeps its invalidations for after its reply (server/blocking.h).
+  bool wake = bytes_.empty() && (!after_reply || after_reply_.empty());
   (after_reply ? after_reply_ : bytes_).append(bytes);
   size_.store(bytes_.size() + after_reply_.size(), std::memory_order_release);
-  if (was_empty && wake_) wake_();
+  if (wake && wake_) wake_();
 }
 
 std::string PushOutbox::Take() {

@@ -10,8 +10,9 @@
 //
 // Delivery never blocks the publisher. Each client has a PushOutbox: the publisher appends
 // the message, already encoded in the subscriber's protocol, under the outbox's own mutex,
-// and wakes the subscriber's connection only when the outbox was empty, so a burst of
-// messages costs one wake-up. The connection writes its outbox after its replies. Bytes a
+// and wakes the subscriber's connection only when no message was waiting there, so a burst
+// of messages costs one wake-up. The connection writes its outbox after its replies, or at
+// once while it waits for input or in a blocking command (BLPOP). Bytes a
 // client has not read count against the pubsub class of client-output-buffer-limit, checked
 // as they are appended: a subscriber that does not read is dropped, and later messages to it
 // are discarded at once.

@@ -407,6 +407,22 @@ def test_invalidation_push_bytes(clean):
         assert tracker.read_reply_raw() == b"+PONG\r\n"
 
 
+def test_a_blocked_client_gets_invalidations_at_once(clean):
+    """Redis 7.0 writes an invalidation to a client blocked in BLPOP at once."""
+    with resp3_client(clean) as tracker, clean.client() as writer:
+        assert tracker.call("CLIENT", "TRACKING", "on") == "OK"
+        assert tracker.call_raw("GET", "tk") == b"_\r\n"
+        tracker.send("BLPOP", "q", "0")
+        deadline = time.monotonic() + 20
+        while b"blocked_clients:1\r\n" not in writer.call("INFO", "clients"):
+            assert time.monotonic() < deadline, "the client never blocked"
+            time.sleep(0.01)
+        assert writer.call("SET", "tk", "v") == "OK"
+        assert tracker.read_reply_raw() == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\ntk\r\n"
+        assert writer.call("RPUSH", "q", "x") == 1
+        assert tracker.read_reply() == [b"q", b"x"]
+
+
 def test_expiry_by_the_reclaimer_invalidates(clean):
     """A key read while it had PX 100 is invalidated when it expires, with no command naming it."""
     with resp3_client(clean) as tracker, clean.client() as writer:

@@ -11,8 +11,8 @@ RESP2 subscribed mode and RESP3 pushes, on lapse started with --threads 1, 2 and
   - Tests with exact bytes of their own, which also run against Redis (LAPSE_TARGET=redis).
   - Delivery across threads, two publishers, the pubsub output-buffer limit, the idle timeout.
   - redis-py's PubSub object (get_message, listen, run_in_thread, pattern handlers).
-  - Known differences from Redis 7.0: tests of Redis's behaviour, expected failures on lapse
-    (strict xfail, so that a fix shows up as an unexpected pass).
+  - Former differences from Redis 7.0 (a RESP3 subscriber blocked in BLPOP, publishing to
+    itself inside EXEC, CLIENT KILL TYPE pubsub, ...): tests of Redis's behaviour.
 
 Waiting is only ever bounded by generous deadlines; no assertion depends on how fast the
 machine is.
@@ -773,14 +773,114 @@ def test_command_info_identical_to_redis(server, redis_server):
     assert normalized(_command_info(server.port, names)) == normalized(_command_info(redis_server.port, names))
 
 
-# ---- known differences from Redis 7.0 ------------------------------------------------------
-# Each test states Redis 7.0's behaviour and passes against it (LAPSE_TARGET=redis); on lapse
-# it is an expected failure until lapse matches (strict: an unexpected pass fails the run, so
-# the mark is removed with the fix).
+def test_resp3_publish_to_self_inside_exec(connect):
+    """Redis 7.0 writes the push inside EXEC's array, right before the PUBLISH's own reply."""
+    c = connect(resp3=True)
+    assert c.call("SUBSCRIBE", "a") == RespPush([b"subscribe", b"a", 1])
+    assert c.call("MULTI") == "OK"
+    assert c.call("INCR", "n") == "QUEUED"
+    assert c.call("PUBLISH", "a", "in-multi") == "QUEUED"
+    assert c.call("INCR", "n") == "QUEUED"
+    c.send("EXEC")
+    expected = b"*3\r\n:1\r\n>3\r\n$7\r\nmessage\r\n$1\r\na\r\n$8\r\nin-multi\r\n:1\r\n:2\r\n"
+    got = b""
+    c.sock.settimeout(10)
+    while len(got) < len(expected):
+        chunk = c.sock.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    assert got == expected
 
 
-def known_difference(reason):
-    return pytest.mark.xfail(target_kind() != "redis", strict=True, reason=reason)
+def test_resp3_subscriber_blocked_in_blpop_still_gets_messages(connect):
+    """Redis 7.0 writes the pushes of a blocked RESP3 client at once, not when the block ends."""
+    c, other = connect(resp3=True), connect()
+    assert c.call("SUBSCRIBE", "x") == RespPush([b"subscribe", b"x", 1])
+    c.send("BLPOP", "q", "0")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    assert other.call("PUBLISH", "x", "while-blocked") == 1
+    try:
+        assert has_data(c, 3.0), "no push while blocked"
+        assert c.read_reply_raw() == b">3\r\n$7\r\nmessage\r\n$1\r\nx\r\n$13\r\nwhile-blocked\r\n"
+    finally:
+        assert other.call("RPUSH", "q", "v") == 1
+    replies = [c.read_reply()]
+    if replies[0] != [b"q", b"v"]:
+        replies.append(c.read_reply())
+    assert replies[-1] == [b"q", b"v"]
+
+
+def test_resp3_blocked_client_messages_keep_the_timeout(connect):
+    """A message wakes the blocked client only to be written: its BLPOP still times out."""
+    c, other = connect(resp3=True), connect()
+    assert c.call("SUBSCRIBE", "x") == RespPush([b"subscribe", b"x", 1])
+    c.send("BLPOP", "q", "0.5")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    assert other.call("PUBLISH", "x", "m1") == 1
+    assert c.read_reply_raw() == b">3\r\n$7\r\nmessage\r\n$1\r\nx\r\n$2\r\nm1\r\n"
+    assert c.read_reply_raw() == b"_\r\n"
+    assert int(info_field(other, "clients", "blocked_clients")) == 0
+
+
+def test_resp3_blocked_client_gets_every_kind_of_message_in_order(connect):
+    c, other = connect(resp3=True), connect()
+    c.call("SUBSCRIBE", "x")
+    c.call("PSUBSCRIBE", "p*")
+    c.call("SSUBSCRIBE", "s")
+    c.send("BLPOP", "q", "0")
+    c.send("PING")  # pipelined behind the blocking command: answered after it
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    assert other.call("PUBLISH", "x", "1") == 1
+    assert other.call("PUBLISH", "p1", "2") == 1
+    assert other.call("SPUBLISH", "s", "3") == 1
+    assert c.read_reply() == RespPush(msg(b"x", b"1"))
+    assert c.read_reply() == RespPush(pmsg(b"p*", b"p1", b"2"))
+    assert c.read_reply() == RespPush([b"smessage", b"s", b"3"])
+    assert other.call("RPUSH", "q", "v") == 1
+    assert c.read_reply() == [b"q", b"v"]
+    assert c.read_reply() == "PONG"
+
+
+def test_client_kill_type_pubsub(connect):
+    sub, observer = connect(), connect()
+    sub.call("SUBSCRIBE", "a")
+    assert observer.call("CLIENT", "KILL", "TYPE", "pubsub") == 1
+    assert sub.at_eof(10.0)
+
+
+def test_resp3_blocked_client_gets_a_burst_of_messages(connect):
+    """Messages that come while the blocked client writes earlier ones are written too."""
+    c, other = connect(resp3=True), connect()
+    c.call("SUBSCRIBE", "x")
+    c.send("BLPOP", "q", "0")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    count = 2000
+    for i in range(count):
+        other.send("PUBLISH", "x", f"m{i}")
+    assert [other.read_reply() for _ in range(count)] == [1] * count
+    assert [c.read_reply() for _ in range(count)] == [RespPush(msg(b"x", f"m{i}".encode())) for i in range(count)]
+    assert other.call("RPUSH", "q", "v") == 1
+    assert c.read_reply() == [b"q", b"v"]
+
+
+@pytest.mark.lapse_only
+def test_resp3_client_waiting_in_ichanges_block_gets_messages(connect):
+    """ICHANGES ... BLOCK waits as BLPOP does: its messages are written at once too."""
+    c, other = connect(resp3=True), connect()
+    assert other.call("IPUT", "feed", "a", "{}") is not None
+    c.call("SUBSCRIBE", "x")
+    c.send("ICHANGES", "feed", "FROM", "NOW", "BLOCK", "0")
+    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    assert other.call("PUBLISH", "x", "m") == 1
+    assert c.read_reply() == RespPush(msg(b"x", b"m"))
+    assert other.call("IPUT", "feed", "b", "{}") is not None
+    token, changes = c.read_reply()
+    assert len(changes) == 1 and b'"id":"b"' in changes[0]
+
+
+# ---- former differences from Redis 7.0 ----------------------------------------------------
+# Each test states a Redis 7.0 behaviour lapse once lacked; it passes against both.
 
 
 def test_punsubscribe_all_in_subscription_order(connect):
@@ -811,27 +911,6 @@ def test_patterns_never_match_the_empty_channel(connect):
     assert not has_data(sub, 0.2)
 
 
-@known_difference("a RESP3 client publishing to itself inside MULTI: lapse sends the push before EXEC's reply; "
-                  "Redis 7.0 writes it inside EXEC's array, right before the PUBLISH's own reply")
-def test_resp3_publish_to_self_inside_exec(connect):
-    c = connect(resp3=True)
-    assert c.call("SUBSCRIBE", "a") == RespPush([b"subscribe", b"a", 1])
-    assert c.call("MULTI") == "OK"
-    assert c.call("INCR", "n") == "QUEUED"
-    assert c.call("PUBLISH", "a", "in-multi") == "QUEUED"
-    assert c.call("INCR", "n") == "QUEUED"
-    c.send("EXEC")
-    expected = b"*3\r\n:1\r\n>3\r\n$7\r\nmessage\r\n$1\r\na\r\n$8\r\nin-multi\r\n:1\r\n:2\r\n"
-    got = b""
-    c.sock.settimeout(10)
-    while len(got) < len(expected):
-        chunk = c.sock.recv(4096)
-        if not chunk:
-            break
-        got += chunk
-    assert got == expected
-
-
 def test_command_getkeys_for_shard_commands(raw):
     """Redis 7.0 flags the key specs of the shard commands not_key."""
     for cmd in (("SPUBLISH", "ch", "msg"), ("SSUBSCRIBE", "a", "b"), ("SUNSUBSCRIBE", "a"), ("PUBLISH", "a", "b"),
@@ -850,33 +929,6 @@ def test_client_list_type_pubsub(connect):
     normal = {int(client_fields(line)["id"])
               for line in observer.call("CLIENT", "LIST", "TYPE", "normal").decode().splitlines()}
     assert not normal & ids
-
-
-@known_difference("lapse has no CLIENT KILL TYPE (ERR syntax error)")
-def test_client_kill_type_pubsub(connect):
-    sub, observer = connect(), connect()
-    sub.call("SUBSCRIBE", "a")
-    assert observer.call("CLIENT", "KILL", "TYPE", "pubsub") == 1
-    assert sub.at_eof(10.0)
-
-
-@known_difference("lapse holds the pushes of a RESP3 client blocked in BLPOP until the block ends; Redis 7.0 "
-                  "writes them at once")
-def test_resp3_subscriber_blocked_in_blpop_still_gets_messages(connect):
-    c, other = connect(resp3=True), connect()
-    assert c.call("SUBSCRIBE", "x") == RespPush([b"subscribe", b"x", 1])
-    c.send("BLPOP", "q", "0")
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
-    assert other.call("PUBLISH", "x", "while-blocked") == 1
-    try:
-        assert has_data(c, 3.0), "no push while blocked"
-        assert c.read_reply_raw() == b">3\r\n$7\r\nmessage\r\n$1\r\nx\r\n$13\r\nwhile-blocked\r\n"
-    finally:
-        assert other.call("RPUSH", "q", "v") == 1
-    replies = [c.read_reply()]
-    if replies[0] != [b"q", b"v"]:
-        replies.append(c.read_reply())
-    assert replies[-1] == [b"q", b"v"]
 
 
 # ---- delivery across threads ---------------------------------------------------------------
