@@ -10,6 +10,7 @@ const std::string kNoCommand = "NULL";
 // CLIENT LIST's flags, in Redis's order, of those lapse has.
 std::string Flags(const ClientInfo& c) {
   std::string flags;
+  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.multi_queued.load() >= 0) flags += 'x';
   if (c.is_blocked.load(std::memory_order_relaxed)) flags += 'b';

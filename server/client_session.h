@@ -56,6 +56,7 @@ struct ClientInfo {
   // invalidations go to (0: itself). Written by its own thread, read by any.
   std::atomic<uint32_t> tracking{0};
   std::atomic<uint64_t> tracking_redirect{0};
+  std::atomic<bool> monitoring{false};  // MONITOR (server/monitor.h): CLIENT LIST's flag O
   bool subscribed() const {
     return subscribed_channels.load(std::memory_order_relaxed) + subscribed_patterns.load(std::memory_order_relaxed) +
                subscribed_shard_channels.load(std::memory_order_relaxed) >

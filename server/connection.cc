@@ -137,6 +137,7 @@ awaitable<void> Connection::Run() {
   // Once out of the registry no publisher reaches this client, so its outbox's waker and its
   // kill, which publishers call, may go.
   LeaveAllSubscriptions(server_, session_);
+  server_.monitors().Remove(*info_);
   server_.tracking().Disable(*info_);
   info_->push.SetWaker(nullptr);
   server_.clients().Remove(info_->id);

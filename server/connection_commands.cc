@@ -156,6 +156,7 @@ void CmdSelect(ConnCommand& c) {
 void CmdReset(ConnCommand& c) {
   EndTransaction(c.server, c.session);
   LeaveAllSubscriptions(c.server, c.session);
+  c.server.monitors().Remove(*c.session.info);
   c.server.tracking().Disable(*c.session.info);
   c.session.db = 0;
   c.session.info->db.store(0);

@@ -138,19 +138,28 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
   int64_t micros = elapsed.count() / 1000;
   if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
+  if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args);
+}
+
+// Redis shows a script's EVAL or FCALL before the commands the script runs, and a blocking
+// command when it starts to wait (once, even if it waits); any other command once it has run,
+// so that a SELECT shows the database it selected.
+bool Dispatcher::MonitoredBeforeRun(const CommandSpec& spec) { return (spec.flags & (kSumsCharges | kBlocking)) != 0; }
+
+void Dispatcher::FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
+  if (server_.monitors().any() && MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, spec.stat_id, args);
+}
+
+void Dispatcher::FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args) {
+  // EVAL and FCALL are on Redis's hidden list only because they are shown before they run.
+  if (!(spec.flags & kSumsCharges) && HiddenFromMonitor(server_.commands().stat_name(stat_id))) return;
+  std::string_view origin = tracking_context_.in_script ? std::string_view("lua") : session_.info->addr;
+  server_.monitors().Feed(session_.db, origin, RedactedArgs(spec, args));
 }
 
 void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
   // Like Redis, passwords never reach the log: AUTH's arguments and HELLO's AUTH pair.
-  std::vector<std::string_view> logged(args.begin(), args.end());
-  for (size_t i = 1; i < logged.size(); ++i) {
-    if (spec.name == "auth") {
-      logged[i] = "(redacted)";
-    } else if (spec.name == "hello" && protocol::EqualsIgnoreCase(args[i], "AUTH")) {
-      for (size_t j = i + 1; j <= i + 2 && j < logged.size(); ++j) logged[j] = "(redacted)";
-      i += 2;
-    }
-  }
+  std::vector<std::string_view> logged = RedactedArgs(spec, args);
   server_.slowlog().Add(logged, micros, static_cast<int64_t>(std::time(nullptr)), session_.info->addr,
                         server_.clients().Name(*session_.info));
 }
@@ -282,6 +291,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       outer_spec_ = &spec;
       outer_args_ = &args;
       TrackReads(spec, args, ReadPhase::kBefore);
+      FeedMonitorsBeforeRun(spec, args);
       if (!RunAtOnce(spec, args, out)) {
         co_await RunFanoutCommand(spec, args, out);
         // Other clients of this thread may have run commands meanwhile.
@@ -516,6 +526,7 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     outer_spec_ = q.spec;
     outer_args_ = &args;
     TrackReads(*q.spec, args, ReadPhase::kBefore);
+    FeedMonitorsBeforeRun(*q.spec, args);
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
     TrackReads(*q.spec, args, ReadPhase::kAfter);

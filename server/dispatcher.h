@@ -82,6 +82,11 @@ class Dispatcher {
   // whether its reply, from out[before] on, is an error; logs it if it was slow (SLOWLOG).
   void CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
                  const std::vector<std::string_view>& args, const std::string& out, size_t before);
+  // MONITOR (server/monitor.h): the line for a command, to every monitor, at the moment
+  // Redis would send it.
+  static bool MonitoredBeforeRun(const CommandSpec& spec);
+  void FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args);
+  void FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args);
   void LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros);
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.

@@ -28,6 +28,7 @@
 #include "server/config.h"
 #include "server/eviction.h"
 #include "server/memory.h"
+#include "server/monitor.h"
 #include "server/keyspace_events.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
@@ -123,6 +124,7 @@ class Server {
             l[2].load(std::memory_order_relaxed)};
   }
   PubSub& pubsub() { return pubsub_; }
+  Monitors& monitors() { return monitors_; }
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
   // holds its shard sees a const Server.
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
@@ -184,6 +186,7 @@ class Server {
   Tracking tracking_{clients_, [this](bool subscriber) { return output_limit(subscriber); },
                      [this] { return clock_.NowMs(); }};
   KeyspaceEvents keyspace_events_{pubsub_, &tracking_};
+  Monitors monitors_{[this] { return output_limit(false); }, [this] { return clock_.NowMs(); }};
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
