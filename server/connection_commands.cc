@@ -12,6 +12,7 @@
 #include "server/command_table.h"
 #include "server/help_reply.h"
 #include "server/blocking.h"
+#include "server/client_pause.h"
 #include "server/server.h"
 #include "server/tracking.h"
 #include "server/transaction.h"
@@ -253,7 +254,7 @@ void CmdClient(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
   if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c);
   if (EqualsIgnoreCase(sub, "UNBLOCK")) return ClientUnblock(c);
-  if (RunTrackingSubcommand(c)) return;
+  if (RunTrackingSubcommand(c) || RunClientControlSubcommand(c)) return;
   ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                       "ID", "    Return the ID of the current connection.",
                       "GETNAME", "    Return the name of the current connection.",
@@ -263,6 +264,10 @@ void CmdClient(ConnCommand& c) {
                       "    * ID <id> [<id> ...]", "      Return clients of specified IDs only.",
                       "INFO", "    Return information about the current client connection.",
                       "KILL ID <id>", "    Kill the connection with this id.",
+                      "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+                      "PAUSE <timeout> [WRITE|ALL]",
+                      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+                      "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                       "    Unblock the specified blocked client.",
                       "CACHING (YES|NO)",
@@ -273,7 +278,8 @@ void CmdClient(ConnCommand& c) {
                       "         [OPTIN] [OPTOUT] [NOLOOP]",
                       "    Control server assisted client side caching.",
                       "TRACKINGINFO",
-                      "    Report tracking status for the current connection."});
+                      "    Report tracking status for the current connection.",
+                      "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction."});
 }
 
 }  // namespace
@@ -297,7 +303,8 @@ void RegisterConnectionCommands(CommandTable& table) {
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
   table.Add({"client", -2, kNoScript, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
             {{"caching", 3}, {"getname", 2}, {"getredir", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2},
-             {"setinfo", 4}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3}});
+             {"setinfo", 4}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3},
+             {"pause", -3}, {"unpause", 2}, {"reply", 3}, {"no-evict", 3}});
 }
 
 }  // namespace lapse::server

@@ -267,6 +267,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (session_.close_after_reply || out->size() >= flush_at) break;
     ++ran;
     counters.Bump(counters.commands);
+    ReplyGate gate(*this, out);
     protocol::ReplyWriter reply(out, session_.resp);
     Admission admission = Admit(args);
     if (!admission.ok()) {
@@ -276,6 +277,9 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       continue;
     }
     const CommandSpec& spec = *admission.spec;
+    if (server_.client_pause().Holds(spec, session_.multi)) [[unlikely]] {
+      if (!co_await WaitOutPause(spec, out)) break;
+    }
     if (session_.multi.active && !(spec.flags & kNotQueued)) {
       Queue(admission, args, reply);
       continue;
@@ -382,6 +386,38 @@ void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
   if (!(flags.load(std::memory_order_relaxed) & kTrackingCaching)) [[likely]] return;
   if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
   flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
+}
+
+// ---- CLIENT PAUSE and CLIENT REPLY ----
+
+awaitable<bool> Dispatcher::WaitOutPause(const CommandSpec& spec, std::string* out) {
+  // The replies of the batch's earlier commands go out now, as Redis writes them meanwhile.
+  co_await FlushReplies(out);
+  // Like Redis's postponed clients: flag b, and spared by the idle timeout.
+  session_.info->is_blocked.store(true, std::memory_order_relaxed);
+  co_await server_.client_pause().WaitWhileHeld(spec, session_.multi);
+  session_.info->is_blocked.store(false, std::memory_order_relaxed);
+  // A client killed (or gone) while it waited must not run its command.
+  if (session_.socket != nullptr && !session_.socket->is_open()) {
+    session_.close_after_reply = true;
+    co_return false;
+  }
+  co_return true;
+}
+
+Dispatcher::ReplyGate::ReplyGate(Dispatcher& d, std::string* out)
+    : dispatcher_(d), out_(out), start_(out->size()), flushed_(d.flushed_) {
+  ClientSession::ReplyMode& mode = d.session_.reply_mode;
+  if (mode == ClientSession::ReplyMode::kSkipNext) mode = ClientSession::ReplyMode::kSkipThis;
+}
+
+Dispatcher::ReplyGate::~ReplyGate() {
+  ClientSession::ReplyMode& mode = dispatcher_.session_.reply_mode;
+  if (mode != ClientSession::ReplyMode::kOff && mode != ClientSession::ReplyMode::kSkipThis) [[likely]] return;
+  // What was written to the client meanwhile (FlushReplies) is no longer in `out`.
+  size_t gone = dispatcher_.flushed_ - flushed_;
+  out_->resize(std::min(out_->size(), start_ > gone ? start_ - gone : 0));
+  if (mode == ClientSession::ReplyMode::kSkipThis) mode = ClientSession::ReplyMode::kOn;
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {

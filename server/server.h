@@ -18,6 +18,7 @@
 #include "engine/collection.h"
 #include "engine/container.h"
 #include "server/blocking.h"
+#include "server/client_pause.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
@@ -125,6 +126,7 @@ class Server {
   }
   PubSub& pubsub() { return pubsub_; }
   Monitors& monitors() { return monitors_; }
+  ClientPause& client_pause() { return client_pause_; }
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
   // holds its shard sees a const Server.
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
@@ -186,6 +188,7 @@ class Server {
   Tracking tracking_{clients_, [this](bool subscriber) { return output_limit(subscriber); },
                      [this] { return clock_.NowMs(); }};
   KeyspaceEvents keyspace_events_{pubsub_, &tracking_};
+  ClientPause client_pause_;
   Monitors monitors_{[this] { return output_limit(false); }, [this] { return clock_.NowMs(); }};
   Slowlog slowlog_;
   ScriptCache scripts_;

@@ -162,7 +162,7 @@ bool ShardSet::ReclaimShardSlice(uint32_t id) {
   std::lock_guard lock(slot.mu, std::adopt_lock);
   return [this](engine::Shard& shard) {
     bool more = false;
-    if (active_expire_.load(std::memory_order_relaxed)) {
+    if (active_expire_.load(std::memory_order_relaxed) && !ReclaimPaused()) {
       auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
       do {
         int64_t now = clock_.NowMs();

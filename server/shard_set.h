@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -225,6 +226,11 @@ class ShardSet {
   // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
   void set_active_expire(bool on) { active_expire_.store(on); }
   bool active_expire() const { return active_expire_.load(); }
+  // CLIENT PAUSE WRITE|ALL: no background reclamation before `until`, since it deletes keys
+  // (Redis pauses its expiry too). A time in the past lets it go on.
+  void PauseReclaimUntil(std::chrono::steady_clock::time_point until) {
+    reclaim_paused_until_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count());
+  }
 
  private:
   // A shard and its lock, on cache lines of their own so that threads working on
@@ -263,6 +269,11 @@ class ShardSet {
   awaitable<void> ReclaimLoop(size_t thread);
   // One reclaim slice on shard `id` under its lock; true while more is due.
   bool ReclaimShardSlice(uint32_t id);
+  bool ReclaimPaused() const {
+    int64_t until = reclaim_paused_until_ns_.load(std::memory_order_relaxed);
+    return until != 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()).count() < until;
+  }
 
   engine::Clock& clock_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
@@ -270,6 +281,7 @@ class ShardSet {
   std::vector<std::thread> threads_;
   std::vector<uint32_t> all_ids_;
   std::atomic<bool> active_expire_{true};
+  std::atomic<int64_t> reclaim_paused_until_ns_{0};  // steady clock
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
 };
