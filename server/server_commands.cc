@@ -763,6 +763,14 @@ void CmdLolwut(ConnCommand& c) {
   int64_t version = 0;
   if (c.args.size() >= 3 && EqualsIgnoreCase(c.args[1], "VERSION") && !protocol::ParseInt64(c.args[2], &version))
     return c.reply.Error(errors::kNotInteger);
+  // Redis's versions 5 and 6 draw from numeric arguments after the version (columns, squares,
+  // ...) and refuse others; lapse draws its own art whatever the version, but refuses the same.
+  if (version == 5 || version == 6) {
+    int64_t ignored = 0;
+    for (size_t i = 3; i < c.args.size(); ++i) {
+      if (!protocol::ParseInt64(c.args[i], &ignored)) return c.reply.Error(errors::kNotInteger);
+    }
+  }
   std::string art =
       " _________\n"
       " \\:::::::/\n"
