@@ -12,6 +12,7 @@
 
 #include "engine/glob.h"
 #include "server/keyspace_events.h"
+#include "server/latency.h"
 #include "protocol/arg_reader.h"
 
 namespace lapse::server {
@@ -224,6 +225,19 @@ const std::vector<Option>& Options() {
              [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }},
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
+      IntOption("latency-monitor-threshold", true, &Settings::latency_monitor_threshold, 0, INT64_MAX),
+      BoolOption("latency-tracking", true, &Settings::latency_tracking),
+      Option{"latency-tracking-info-percentiles", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string error = ParsePercentiles(v, &s.latency_tracking_info_percentiles);
+               if (!error.empty()) return error;
+               return std::nullopt;
+             },
+             [](const Settings& s) {
+               std::string out;
+               for (double p : s.latency_tracking_info_percentiles) out += (out.empty() ? "" : " ") + FormatPercentile(p);
+               return out;
+             }},
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
       IntOption("tracking-table-max-keys", true, &Settings::tracking_table_max_keys, 0, INT64_MAX),
       // Redis 7.0's name and its older alias, one setting.

@@ -58,6 +58,10 @@ struct Settings {
   uint32_t notify_keyspace_events = 0;   // server/keyspace_events.h's EventClass mask
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
+  // LATENCY (server/latency.h): spikes of at least this many ms are recorded; 0: none.
+  int64_t latency_monitor_threshold = 0;
+  bool latency_tracking = true;  // per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats)
+  std::vector<double> latency_tracking_info_percentiles{50.0, 99.0, 99.9};
   // Thresholds of the packed collection layouts (engine/collection.h), Redis's defaults.
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;

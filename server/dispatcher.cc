@@ -137,6 +137,9 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
   int64_t micros = elapsed.count() / 1000;
+  // As Redis records them: whole microseconds, and spikes in whole milliseconds.
+  if (server_.latency_tracking()) cc.Histogram().Record(micros * 1000);
+  server_.latency().AddSampleIfNeeded((spec.flags & kFast) ? "fast-command" : "command", micros / 1000);
   if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
   if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args);
 }

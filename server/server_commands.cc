@@ -623,6 +623,24 @@ void CmdInfo(ConnCommand& c) {
       Line(out, "errorstat_" + code, "count=" + std::to_string(count));
     }
   }
+  if (want_explicitly("latencystats")) {
+    section("Latencystats");
+    // With latency-tracking off, Redis gives the section's header alone.
+    bool tracking = c.server.latency_tracking();
+    std::vector<double> percentiles = c.server.config().Snapshot().latency_tracking_info_percentiles;
+    const CommandTable& table = c.server.commands();
+    for (uint32_t id = 0; tracking && id < table.stat_count(); ++id) {
+      CommandLatencyHistogram::Totals totals = c.server.LatencyTotals(id);
+      if (totals.total == 0) continue;
+      std::string value;
+      for (double p : percentiles) {
+        char figure[64];
+        snprintf(figure, sizeof figure, "=%.3f", static_cast<double>(totals.ValueAtPercentile(p)) / 1000.0);
+        value += (value.empty() ? "p" : ",p") + FormatPercentile(p) + figure;
+      }
+      Line(out, "latency_percentiles_usec_" + table.stat_name(id), value);
+    }
+  }
   if (want("cluster")) {
     section("Cluster");
     Line(out, "cluster_enabled", uint64_t{0});

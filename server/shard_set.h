@@ -49,6 +49,7 @@
 #include "engine/hash.h"
 #include "engine/shard.h"
 #include "server/asio.h"
+#include "server/latency.h"
 
 namespace lapse::server {
 
@@ -217,6 +218,8 @@ class ShardSet {
   // request-unit budget). Set before Start().
   using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
   void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
+  // Where background reclamation reports its slow slices (LATENCY); set before Start.
+  void set_latency_monitor(LatencyMonitor* latency) { latency_ = latency; }
 
   // Holding the db's shard: deletes keys of `db` due at or before now_ms for at most one
   // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop
@@ -284,6 +287,7 @@ class ShardSet {
   std::atomic<int64_t> reclaim_paused_until_ns_{0};  // steady clock
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
+  LatencyMonitor* latency_ = nullptr;
 };
 
 }  // namespace lapse::server
