@@ -79,6 +79,14 @@ struct Settings {
   std::vector<std::pair<std::string, std::string>> renamed_commands;
 };
 
+// A Redis 7.0 parameter lapse does not implement and answers with Redis's default, read-only
+// (server/config_redis_defaults.cc).
+struct RedisDefault {
+  const char* name;
+  const char* value;
+};
+const std::vector<RedisDefault>& RedisOnlyDefaults();
+
 class Config {
  public:
   // Parses argv (argv[0] is the program). Returns an error message on failure; sets
@@ -91,7 +99,8 @@ class Config {
   std::optional<std::string> Set(std::string_view name, std::string_view value);
   // CONFIG SET with several pairs: all of them, or none when one fails (as Redis 7 does).
   std::optional<std::string> SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
-  // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET.
+  // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET: lapse's
+  // settings, then Redis's parameters lapse answers with their defaults.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
 
   // A consistent copy of all settings.

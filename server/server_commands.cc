@@ -201,9 +201,14 @@ void CmdConfig(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "GET")) {
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < c.args.size(); ++i) {
-      for (auto& kv : config.Get(protocol::AsciiLower(c.args[i]))) {
+      // Like Redis 7.0, a name without glob characters is looked up as given and answered
+      // with the spelling it was asked in; parameters are told apart regardless of case.
+      std::string_view pattern = c.args[i];
+      bool exact = pattern.find_first_of("[*?") == std::string_view::npos;
+      for (auto& kv : config.Get(protocol::AsciiLower(pattern))) {
+        if (exact) kv.first = std::string(pattern);
         bool dup = false;
-        for (auto& f : found) dup |= f.first == kv.first;
+        for (auto& f : found) dup |= EqualsIgnoreCase(f.first, kv.first);
         if (!dup) found.push_back(std::move(kv));
       }
     }
