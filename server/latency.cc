@@ -174,21 +174,39 @@ int64_t LowestEquivalent(int64_t value) {
 int64_t HighestEquivalent(int64_t value) { return LowestEquivalent(value) + (int64_t{1} << IndexOf(value).bucket) - 1; }
 }  // namespace
 
+CommandLatencyHistogram::~CommandLatencyHistogram() {
+  for (std::atomic<Chunk*>& chunk : chunks_) delete chunk.load();
+}
+
 void CommandLatencyHistogram::Record(int64_t ns) {
-  ns = std::clamp<int64_t>(ns, 1, kMaxNs);
-  std::atomic<uint64_t>& slot = counts_[CountsIndex(ns)];
-  slot.store(slot.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  size_t index = CountsIndex(std::clamp<int64_t>(ns, 1, kMaxNs));
+  std::atomic<Chunk*>& slot = chunks_[index / kChunk];
+  Chunk* chunk = slot.load(std::memory_order_acquire);
+  if (chunk == nullptr) [[unlikely]] {
+    chunk = new Chunk{};
+    slot.store(chunk, std::memory_order_release);
+  }
+  std::atomic<uint64_t>& count = (*chunk)[index % kChunk];
+  count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   total_.store(total_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void CommandLatencyHistogram::Clear() {
-  for (std::atomic<uint64_t>& c : counts_) c.store(0, std::memory_order_relaxed);
+  for (std::atomic<Chunk*>& slot : chunks_) {
+    if (Chunk* chunk = slot.load(std::memory_order_acquire)) {
+      for (std::atomic<uint64_t>& c : *chunk) c.store(0, std::memory_order_relaxed);
+    }
+  }
   total_.store(0, std::memory_order_relaxed);
 }
 
 void CommandLatencyHistogram::AddTo(Totals& totals) const {
   if (totals.counts.empty()) totals.counts.resize(kCounts);
-  for (size_t i = 0; i < kCounts; ++i) totals.counts[i] += counts_[i].load(std::memory_order_relaxed);
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    const Chunk* chunk = chunks_[c].load(std::memory_order_acquire);
+    if (chunk == nullptr) continue;
+    for (size_t i = 0; i < kChunk; ++i) totals.counts[c * kChunk + i] += (*chunk)[i].load(std::memory_order_relaxed);
+  }
   totals.total += total_.load(std::memory_order_relaxed);
 }
 

@@ -79,6 +79,11 @@ class CommandLatencyHistogram {
  public:
   static constexpr int64_t kMaxNs = 1'000'000'000;  // Redis's LATENCY_HISTOGRAM_MAX_VALUE
 
+  CommandLatencyHistogram() = default;
+  ~CommandLatencyHistogram();
+  CommandLatencyHistogram(const CommandLatencyHistogram&) = delete;
+  CommandLatencyHistogram& operator=(const CommandLatencyHistogram&) = delete;
+
   // Called by the owning thread only.
   void Record(int64_t ns);
   void Clear();
@@ -98,7 +103,12 @@ class CommandLatencyHistogram {
   static constexpr size_t kCounts = 256 + 22 * 128;  // hdr's counts_len for 1..1e9 at 2 figures
 
  private:
-  std::array<std::atomic<uint64_t>, kCounts> counts_{};
+  // hdr's counts, in chunks of 128 made when first written: a command's calls fall in a few
+  // powers of two, so it costs about a kilobyte per power of two its latencies reach, not
+  // the 24 KB of the whole range (memory that maxmemory counts).
+  static constexpr size_t kChunk = 128;
+  using Chunk = std::array<std::atomic<uint64_t>, kChunk>;
+  std::array<std::atomic<Chunk*>, kCounts / kChunk> chunks_{};
   std::atomic<uint64_t> total_{0};
 };
 
