@@ -15,7 +15,7 @@ namespace {
 // Redis 7.0.15's commands flagged admin or skip_monitor (COMMAND, subcommands included).
 // EVAL, EVALSHA, FCALL and their _RO forms are skip_monitor only because Redis shows them
 // before they run rather than after: the dispatcher does that itself (Dispatcher::
-// FeedMonitorsBefore).
+// FeedMonitorsBeforeRun).
 constexpr std::string_view kHidden[] = {
     "acl|deluser",       "acl|dryrun",        "acl|getuser",      "acl|list",          "acl|load",
     "acl|log",           "acl|save",          "acl|setuser",      "acl|users",         "bgrewriteaof",
