@@ -14,7 +14,13 @@ Shard::Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& ca
 }
 
 bool Shard::ReclaimSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item) {
-  bool more = items_.Reclaim(now_ms, max_records, admit_item);
+  bool items_more = ReclaimItemsSlice(now_ms, max_records, admit_item);
+  bool keys_more = ReclaimKeysSlice(now_ms, max_records);
+  return items_more || keys_more;
+}
+
+bool Shard::ReclaimKeysSlice(int64_t now_ms, size_t max_records) {
+  bool more = false;
   size_t n = dbs_.size();
   size_t per_db = std::max<size_t>(1, max_records / n);
   for (size_t i = 0; i < n; ++i) {

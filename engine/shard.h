@@ -60,6 +60,12 @@ class Shard {
   // `admit_item` may refuse an item deletion (request-unit budget). Returns true while more
   // is due.
   bool ReclaimSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item);
+  // Its two halves, which the server times apart (LATENCY's item-reclaim-cycle and
+  // expire-cycle events).
+  bool ReclaimItemsSlice(int64_t now_ms, size_t max_records, const std::function<bool(const Item&)>& admit_item) {
+    return items_.Reclaim(now_ms, max_records, admit_item);
+  }
+  bool ReclaimKeysSlice(int64_t now_ms, size_t max_records);
 
   // Spends idle time on incremental rehashing.
   void RehashIdle(size_t buckets);

@@ -10,6 +10,7 @@ const std::string kNoCommand = "NULL";
 // CLIENT LIST's flags, in Redis's order, of those lapse has.
 std::string Flags(const ClientInfo& c) {
   std::string flags;
+  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.multi_queued.load() >= 0) flags += 'x';
   if (c.is_blocked.load(std::memory_order_relaxed)) flags += 'b';
@@ -18,6 +19,7 @@ std::string Flags(const ClientInfo& c) {
   if (tracking & kTrackingBrokenRedirect) flags += 'R';
   if (tracking & kTrackingBcast) flags += 'B';
   if (c.watcher.IsDirty()) flags += 'd';
+  if (c.no_evict.load(std::memory_order_relaxed)) flags += 'e';
   return flags.empty() ? "N" : flags;
 }
 
@@ -28,9 +30,10 @@ std::string Redirect(const ClientInfo& c) {
 }
 }  // namespace
 
-std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms) {
+std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms, int fd) {
   auto info = std::make_shared<ClientInfo>();
   info->id = NextId();
+  info->fd = fd;
   info->addr = std::move(addr);
   info->laddr = std::move(laddr);
   info->created_ms = now_ms;
@@ -55,7 +58,7 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id, TypeFilte
     int64_t idle = (now_ms - c->last_active_ms.load()) / 1000;
     const std::string* last = c->last_command.load(std::memory_order_relaxed);
     const std::string& cmd = last ? *last : kNoCommand;
-    out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=-1 name=" + c->name +
+    out += "id=" + std::to_string(id) + " addr=" + c->addr + " laddr=" + c->laddr + " fd=" + std::to_string(c->fd) + " name=" + c->name +
            " age=" + std::to_string(age < 0 ? 0 : age) + " idle=" + std::to_string(idle < 0 ? 0 : idle) +
            " flags=" + Flags(*c) + " db=" + std::to_string(c->db.load()) + " sub=" + std::to_string(c->subscribed_channels.load()) +
            " psub=" + std::to_string(c->subscribed_patterns.load()) +

@@ -57,6 +57,9 @@ struct ClientInfo {
   // invalidations go to (0: itself). Written by its own thread, read by any.
   std::atomic<uint32_t> tracking{0};
   std::atomic<uint64_t> tracking_redirect{0};
+  std::atomic<bool> monitoring{false};  // MONITOR (server/monitor.h): CLIENT LIST's flag O
+  std::atomic<bool> no_evict{false};    // CLIENT NO-EVICT: CLIENT LIST's flag e
+  int fd = -1;  // the socket's descriptor, for CLIENT LIST's fd=; set before the client is listed
   bool subscribed() const {
     return subscribed_channels.load(std::memory_order_relaxed) + subscribed_patterns.load(std::memory_order_relaxed) +
                subscribed_shard_channels.load(std::memory_order_relaxed) >
@@ -66,7 +69,7 @@ struct ClientInfo {
 
 class ClientRegistry {
  public:
-  std::shared_ptr<ClientInfo> Add(std::string addr, std::string laddr, int64_t now_ms);
+  std::shared_ptr<ClientInfo> Add(std::string addr, std::string laddr, int64_t now_ms, int fd = -1);
   void Remove(uint64_t id);
   size_t size() const {
     std::lock_guard lock(mu_);
@@ -133,6 +136,10 @@ struct ClientSession {
   bool authenticated;
   protocol::RespVersion resp = protocol::RespVersion::kResp2;
   bool close_after_reply = false;  // QUIT, protocol error, kill
+  // CLIENT REPLY: kOff drops every reply until ON; SKIP drops the next command's reply
+  // (kSkipNext while CLIENT REPLY SKIP runs, kSkipThis while that next command does).
+  enum class ReplyMode { kOn, kOff, kSkipNext, kSkipThis };
+  ReplyMode reply_mode = ReplyMode::kOn;
   bool local = true;               // connected over loopback (enable-debug-command local)
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
   Transaction multi;

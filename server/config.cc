@@ -12,6 +12,7 @@
 
 #include "engine/glob.h"
 #include "server/keyspace_events.h"
+#include "server/latency.h"
 #include "protocol/arg_reader.h"
 
 namespace lapse::server {
@@ -224,6 +225,19 @@ const std::vector<Option>& Options() {
              [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }},
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
+      IntOption("latency-monitor-threshold", true, &Settings::latency_monitor_threshold, 0, INT64_MAX),
+      BoolOption("latency-tracking", true, &Settings::latency_tracking),
+      Option{"latency-tracking-info-percentiles", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string error = ParsePercentiles(v, &s.latency_tracking_info_percentiles);
+               if (!error.empty()) return error;
+               return std::nullopt;
+             },
+             [](const Settings& s) {
+               std::string out;
+               for (double p : s.latency_tracking_info_percentiles) out += (out.empty() ? "" : " ") + FormatPercentile(p);
+               return out;
+             }},
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
       IntOption("tracking-table-max-keys", true, &Settings::tracking_table_max_keys, 0, INT64_MAX),
       // Redis 7.0's name and its older alias, one setting.
@@ -302,14 +316,43 @@ std::optional<std::vector<std::string>> SplitLine(std::string_view line) {
 
 namespace {
 
+// The Redis parameter lapse answers with its default, or nullptr; "dir" among them.
+const char* FindRedisDefault(std::string_view name) {
+  std::string l = protocol::AsciiLower(name);
+  if (l == "dir") return "";
+  for (const RedisDefault& d : RedisOnlyDefaults()) {
+    if (l == d.name) return d.value;
+  }
+  return nullptr;
+}
+
 std::string SetFailed(std::string_view name, std::string_view reason) {
   return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + std::string(reason);
+}
+
+// A Redis parameter lapse does not implement, in a configuration file or on the command line:
+// its default changes nothing and is accepted, so that Redis's own files load; any other
+// value would claim what lapse does not do. `dir` may name the working directory.
+std::optional<std::string> StartupRedisDefault(std::string_view name, std::string_view value, const char* redis_default) {
+  std::string l = protocol::AsciiLower(name);
+  if (l == "dir") {
+    std::error_code ec;
+    if (std::filesystem::equivalent(std::filesystem::path(std::string(value)), std::filesystem::current_path(ec), ec)) {
+      return std::nullopt;
+    }
+    return SetFailed(name, "lapse keeps no files: dir may only be the working directory");
+  }
+  if (protocol::AsciiLower(value) == protocol::AsciiLower(redis_default)) return std::nullopt;
+  return SetFailed(name, "lapse does not implement this parameter; only Redis 7.0's default, '" +
+                             std::string(redis_default) + "', is accepted");
 }
 
 // The setting called `name` if it may be set now; otherwise nullptr and *error says why.
 const Option* SettableOption(std::string_view name, bool at_startup, std::string* error) {
   const Option* opt = FindOption(name);
-  if (opt == nullptr) {
+  if (opt == nullptr && FindRedisDefault(name) != nullptr) {
+    *error = SetFailed(name, "lapse does not implement this parameter; it only reports Redis 7.0's default, read-only");
+  } else if (opt == nullptr) {
     *error = "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
   } else if (!at_startup && !opt->mutable_at_runtime) {
     *error = SetFailed(name, "can't set immutable config");
@@ -321,6 +364,9 @@ const Option* SettableOption(std::string_view name, bool at_startup, std::string
 }  // namespace
 
 std::optional<std::string> Config::SetLocked(std::string_view name, std::string_view value, bool at_startup) {
+  if (at_startup && FindOption(name) == nullptr) {
+    if (const char* redis_default = FindRedisDefault(name)) return StartupRedisDefault(name, value, redis_default);
+  }
   std::string error;
   const Option* opt = SettableOption(name, at_startup, &error);
   if (opt == nullptr) return error;
@@ -359,6 +405,16 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   std::vector<std::pair<std::string, std::string>> out;
   for (const Option& o : Options()) {
     if (engine::GlobMatch(pattern, o.name, true)) out.emplace_back(o.name, o.get(settings_));
+  }
+  // A parameter lapse implements (perhaps added after the defaults were listed) is answered
+  // above, with its live value.
+  for (const RedisDefault& d : RedisOnlyDefaults()) {
+    if (engine::GlobMatch(pattern, d.name, true) && FindOption(d.name) == nullptr) out.emplace_back(d.name, d.value);
+  }
+  // Redis's dir defaults to the working directory, which lapse neither changes nor uses.
+  if (engine::GlobMatch(pattern, "dir", true) && FindOption("dir") == nullptr) {
+    std::error_code ec;
+    out.emplace_back("dir", std::filesystem::current_path(ec).string());
   }
   return out;
 }
@@ -453,6 +509,9 @@ std::string Config::Usage() {
          "  --lfu-decay-time MINUTES   the LFU counter loses one per this many idle minutes (1)\n"
          "  --hll-sparse-max-bytes BYTES  a sparse HyperLogLog growing past this turns dense (3000)\n"
          "  --tracking-table-max-keys N  keys client-side caching tracks at most; 0 = no limit (1000000)\n"
+         "  --latency-monitor-threshold MS  LATENCY records spikes this long or longer; 0 = off (0)\n"
+         "  --latency-tracking yes|no  per-command latency histograms (yes)\n"
+         "  --latency-tracking-info-percentiles '50 99 99.9'  percentiles of INFO latencystats\n"
          "  --hash-max-listpack-entries N  a hash with more fields leaves the packed layout (512)\n"
          "  --hash-max-listpack-value BYTES  a longer field or value moves a hash to a table (64)\n"
          "  --set-max-intset-entries N  a set of more integers leaves the intset layout (512)\n"

@@ -58,6 +58,10 @@ struct Settings {
   uint32_t notify_keyspace_events = 0;   // server/keyspace_events.h's EventClass mask
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
+  // LATENCY (server/latency.h): spikes of at least this many ms are recorded; 0: none.
+  int64_t latency_monitor_threshold = 0;
+  bool latency_tracking = true;  // per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats)
+  std::vector<double> latency_tracking_info_percentiles{50.0, 99.0, 99.9};
   // Thresholds of the packed collection layouts (engine/collection.h), Redis's defaults.
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;
@@ -75,6 +79,14 @@ struct Settings {
   std::vector<std::pair<std::string, std::string>> renamed_commands;
 };
 
+// A Redis 7.0 parameter lapse does not implement and answers with Redis's default, read-only
+// (server/config_redis_defaults.cc).
+struct RedisDefault {
+  const char* name;
+  const char* value;
+};
+const std::vector<RedisDefault>& RedisOnlyDefaults();
+
 class Config {
  public:
   // Parses argv (argv[0] is the program). Returns an error message on failure; sets
@@ -87,7 +99,8 @@ class Config {
   std::optional<std::string> Set(std::string_view name, std::string_view value);
   // CONFIG SET with several pairs: all of them, or none when one fails (as Redis 7 does).
   std::optional<std::string> SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
-  // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET.
+  // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET: lapse's
+  // settings, then Redis's parameters lapse answers with their defaults.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
 
   // A consistent copy of all settings.

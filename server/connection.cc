@@ -33,7 +33,8 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
         boost::system::error_code ec1, ec2;
         auto peer = socket_.remote_endpoint(ec1);
         auto local = socket_.local_endpoint(ec2);
-        return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs());
+        return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs(),
+                                   static_cast<int>(socket_.native_handle()));
       }()),
       session_(home_thread, info_, !server.config().requirepass().empty()),
       dispatcher_(server, session_) {
@@ -142,6 +143,7 @@ awaitable<void> Connection::Run() {
   // Once out of the registry no publisher reaches this client, so its outbox's waker and its
   // kill, which publishers call, may go.
   LeaveAllSubscriptions(server_, session_);
+  server_.monitors().Remove(*info_);
   server_.tracking().Disable(*info_);
   info_->push.SetWaker(nullptr);
   server_.clients().Remove(info_->id);

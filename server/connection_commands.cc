@@ -13,6 +13,7 @@
 #include "server/command_table.h"
 #include "server/help_reply.h"
 #include "server/blocking.h"
+#include "server/client_pause.h"
 #include "server/server.h"
 #include "server/tracking.h"
 #include "server/transaction.h"
@@ -157,6 +158,7 @@ void CmdSelect(ConnCommand& c) {
 void CmdReset(ConnCommand& c) {
   EndTransaction(c.server, c.session);
   LeaveAllSubscriptions(c.server, c.session);
+  c.server.monitors().Remove(*c.session.info);
   c.server.tracking().Disable(*c.session.info);
   c.session.db = 0;
   c.session.info->db.store(0);
@@ -327,14 +329,15 @@ void CmdClient(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
   if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c, now);
   if (EqualsIgnoreCase(sub, "UNBLOCK")) return ClientUnblock(c);
-  if (RunTrackingSubcommand(c)) return;
+  if (RunTrackingSubcommand(c) || RunClientControlSubcommand(c)) return;
+  // Redis 7.0.15's text and order, line for line (MAXAGE, a Redis 7.4 filter, is in the README).
   ReplyHelp(c.reply, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                      "ID", "    Return the ID of the current connection.",
+                      "CACHING (YES|NO)",
+                      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                      "GETREDIR",
+                      "    Return the client ID we are redirecting to when tracking is enabled.",
                       "GETNAME", "    Return the name of the current connection.",
-                      "SETNAME <name>", "    Assign the name <name> to the current connection.",
-                      "LIST [options ...]", "    Return information about client connections. Options:",
-                      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
-                      "    * ID <id> [<id> ...]", "      Return clients of specified IDs only.",
+                      "ID", "    Return the ID of the current connection.",
                       "INFO", "    Return information about the current client connection.",
                       "KILL <ip:port>", "    Kill connection made from <ip:port>.",
                       "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
@@ -343,18 +346,21 @@ void CmdClient(ConnCommand& c) {
                       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
                       "    * USER <username>", "      Kill connections authenticated by <username>.",
                       "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
-                      "    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
+                      "LIST [options ...]", "    Return information about client connections. Options:",
+                      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+                      "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+                      "PAUSE <timeout> [WRITE|ALL]",
+                      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+                      "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+                      "SETNAME <name>", "    Assign the name <name> to the current connection.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                       "    Unblock the specified blocked client.",
-                      "CACHING (YES|NO)",
-                      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-                      "GETREDIR",
-                      "    Return the client ID we are redirecting to when tracking is enabled.",
                       "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
                       "         [OPTIN] [OPTOUT] [NOLOOP]",
                       "    Control server assisted client side caching.",
                       "TRACKINGINFO",
-                      "    Report tracking status for the current connection."});
+                      "    Report tracking status for the current connection.",
+                      "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction."});
 }
 
 }  // namespace
@@ -378,7 +384,8 @@ void RegisterConnectionCommands(CommandTable& table) {
   // CLIENT SETINFO is Redis 7.2's; clients that send it on connecting expect an OK.
   table.Add({"client", -2, kNoScript, 0, 0, 0, CmdClient, "connection", "A container for client connection commands."},
             {{"caching", 3}, {"getname", 2}, {"getredir", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2},
-             {"setinfo", 4}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3}});
+             {"setinfo", 4}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3},
+             {"pause", -3}, {"unpause", 2}, {"reply", 3}, {"no-evict", 3}});
 }
 
 }  // namespace lapse::server

@@ -137,20 +137,32 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
   int64_t micros = elapsed.count() / 1000;
+  // As Redis records them: whole microseconds, and spikes in whole milliseconds.
+  if (server_.latency_tracking()) cc.Histogram().Record(micros * 1000);
+  server_.latency().AddSampleIfNeeded((spec.flags & kFast) ? "fast-command" : "command", micros / 1000);
   if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
+  if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args);
+}
+
+// Redis shows a script's EVAL or FCALL before the commands the script runs, and a blocking
+// command when it starts to wait (once, even if it waits); any other command once it has run,
+// so that a SELECT shows the database it selected.
+bool Dispatcher::MonitoredBeforeRun(const CommandSpec& spec) { return (spec.flags & (kSumsCharges | kBlocking)) != 0; }
+
+void Dispatcher::FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
+  if (server_.monitors().any() && MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, spec.stat_id, args);
+}
+
+void Dispatcher::FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args) {
+  // EVAL and FCALL are on Redis's hidden list only because they are shown before they run.
+  if (!(spec.flags & kSumsCharges) && HiddenFromMonitor(server_.commands().stat_name(stat_id))) return;
+  std::string_view origin = tracking_context_.in_script ? std::string_view("lua") : session_.info->addr;
+  server_.monitors().Feed(session_.db, origin, RedactedArgs(spec, args));
 }
 
 void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
   // Like Redis, passwords never reach the log: AUTH's arguments and HELLO's AUTH pair.
-  std::vector<std::string_view> logged(args.begin(), args.end());
-  for (size_t i = 1; i < logged.size(); ++i) {
-    if (spec.name == "auth") {
-      logged[i] = "(redacted)";
-    } else if (spec.name == "hello" && protocol::EqualsIgnoreCase(args[i], "AUTH")) {
-      for (size_t j = i + 1; j <= i + 2 && j < logged.size(); ++j) logged[j] = "(redacted)";
-      i += 2;
-    }
-  }
+  std::vector<std::string_view> logged = RedactedArgs(spec, args);
   server_.slowlog().Add(logged, micros, static_cast<int64_t>(std::time(nullptr)), session_.info->addr,
                         server_.clients().Name(*session_.info));
 }
@@ -258,6 +270,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (session_.close_after_reply || out->size() >= flush_at) break;
     ++ran;
     counters.Bump(counters.commands);
+    ReplyGate gate(*this, out);
     protocol::ReplyWriter reply(out, session_.resp);
     Admission admission = Admit(args);
     if (!admission.ok()) {
@@ -267,6 +280,9 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       continue;
     }
     const CommandSpec& spec = *admission.spec;
+    if (server_.client_pause().Holds(spec, session_.multi)) [[unlikely]] {
+      if (!co_await WaitOutPause(spec, out)) break;
+    }
     if (session_.multi.active && !(spec.flags & kNotQueued)) {
       Queue(admission, args, reply);
       continue;
@@ -282,6 +298,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       outer_spec_ = &spec;
       outer_args_ = &args;
       TrackReads(spec, args, ReadPhase::kBefore);
+      FeedMonitorsBeforeRun(spec, args);
       if (!RunAtOnce(spec, args, out)) {
         co_await RunFanoutCommand(spec, args, out);
         // Other clients of this thread may have run commands meanwhile.
@@ -372,6 +389,38 @@ void Dispatcher::EndCachingAnswer(const CommandSpec* spec) {
   if (!(flags.load(std::memory_order_relaxed) & kTrackingCaching)) [[likely]] return;
   if (session_.multi.active || (spec != nullptr && spec->name == "client")) return;
   flags.fetch_and(~static_cast<uint32_t>(kTrackingCaching), std::memory_order_relaxed);
+}
+
+// ---- CLIENT PAUSE and CLIENT REPLY ----
+
+awaitable<bool> Dispatcher::WaitOutPause(const CommandSpec& spec, std::string* out) {
+  // The replies of the batch's earlier commands go out now, as Redis writes them meanwhile.
+  co_await FlushReplies(out);
+  // Like Redis's postponed clients: flag b, and spared by the idle timeout.
+  session_.info->is_blocked.store(true, std::memory_order_relaxed);
+  co_await server_.client_pause().WaitWhileHeld(spec, session_.multi);
+  session_.info->is_blocked.store(false, std::memory_order_relaxed);
+  // A client killed (or gone) while it waited must not run its command.
+  if (session_.socket != nullptr && !session_.socket->is_open()) {
+    session_.close_after_reply = true;
+    co_return false;
+  }
+  co_return true;
+}
+
+Dispatcher::ReplyGate::ReplyGate(Dispatcher& d, std::string* out)
+    : dispatcher_(d), out_(out), start_(out->size()), flushed_(d.flushed_) {
+  ClientSession::ReplyMode& mode = d.session_.reply_mode;
+  if (mode == ClientSession::ReplyMode::kSkipNext) mode = ClientSession::ReplyMode::kSkipThis;
+}
+
+Dispatcher::ReplyGate::~ReplyGate() {
+  ClientSession::ReplyMode& mode = dispatcher_.session_.reply_mode;
+  if (mode != ClientSession::ReplyMode::kOff && mode != ClientSession::ReplyMode::kSkipThis) [[likely]] return;
+  // What was written to the client meanwhile (FlushReplies) is no longer in `out`.
+  size_t gone = dispatcher_.flushed_ - flushed_;
+  out_->resize(std::min(out_->size(), start_ > gone ? start_ - gone : 0));
+  if (mode == ClientSession::ReplyMode::kSkipThis) mode = ClientSession::ReplyMode::kOn;
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
@@ -524,6 +573,7 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     outer_spec_ = q.spec;
     outer_args_ = &args;
     TrackReads(*q.spec, args, ReadPhase::kBefore);
+    FeedMonitorsBeforeRun(*q.spec, args);
     // Runs without suspending (YieldThread does nothing inside an atomic step).
     if (!RunAtOnce(*q.spec, args, out)) co_await RunFanoutCommand(*q.spec, args, out);
     TrackReads(*q.spec, args, ReadPhase::kAfter);

@@ -82,6 +82,29 @@ class Dispatcher {
   // whether its reply, from out[before] on, is an error; logs it if it was slow (SLOWLOG).
   void CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
                  const std::vector<std::string_view>& args, const std::string& out, size_t before);
+  // CLIENT PAUSE: waits while the pause holds `spec`, after writing the replies so far; false
+  // when the client was killed meanwhile.
+  awaitable<bool> WaitOutPause(const CommandSpec& spec, std::string* out);
+  // CLIENT REPLY OFF|SKIP: for one command of a batch, drops what it wrote to `out` (its
+  // reply and the messages put before it) when the session's reply mode says so.
+  class ReplyGate {
+   public:
+    ReplyGate(Dispatcher& d, std::string* out);
+    ~ReplyGate();
+    ReplyGate(const ReplyGate&) = delete;
+    ReplyGate& operator=(const ReplyGate&) = delete;
+
+   private:
+    Dispatcher& dispatcher_;
+    std::string* out_;
+    size_t start_;
+    size_t flushed_;
+  };
+  // MONITOR (server/monitor.h): the line for a command, to every monitor, at the moment
+  // Redis would send it.
+  static bool MonitoredBeforeRun(const CommandSpec& spec);
+  void FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args);
+  void FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args);
   void LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros);
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.

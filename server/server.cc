@@ -65,6 +65,7 @@ Server::Server(Config& config, engine::Clock& clock)
   ApplySettings();
   // Reclamation of items spends request units: on a provisioned budget only what users left
   // of the current second; serverless, it is never held back but billed at the delete rate.
+  shards_->set_latency_monitor(&latency_);
   shards_->set_item_admission([this](const engine::Item& item, int64_t now_ms) {
     double ru = engine::RuCharge(engine::RuOp::kDelete, item.Bytes());
     engine::ContainerInfo& info = *item.part->info;
@@ -123,6 +124,8 @@ void Server::ApplySettings() {
   engine::Access().lfu_decay_minutes.store(static_cast<int>(live.lfu_decay_time), std::memory_order_relaxed);
   keyspace_events_.Configure(live.notify_keyspace_events);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
+  latency_.set_threshold_ms(live.latency_monitor_threshold);
+  latency_tracking_.store(live.latency_tracking, std::memory_order_relaxed);
   busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);
   spdlog::set_level(SpdlogLevel(live.loglevel));
 }
@@ -157,6 +160,7 @@ awaitable<void> Server::ResetStats(size_t home) {
         cc.nsec.store(0, std::memory_order_relaxed);
         cc.rejected.store(0, std::memory_order_relaxed);
         cc.failed.store(0, std::memory_order_relaxed);
+        if (CommandLatencyHistogram* h = cc.histogram.load(std::memory_order_acquire)) h->Clear();
       }
     };
     if (t == home) {

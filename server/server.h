@@ -18,6 +18,7 @@
 #include "engine/collection.h"
 #include "engine/container.h"
 #include "server/blocking.h"
+#include "server/client_pause.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
@@ -28,7 +29,9 @@
 #include "server/config.h"
 #include "server/eviction.h"
 #include "server/memory.h"
+#include "server/monitor.h"
 #include "server/keyspace_events.h"
+#include "server/latency.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
 #include "server/tracking.h"
@@ -41,6 +44,18 @@ struct CommandCounters {
   std::atomic<uint64_t> nsec{0};      // summed in nanoseconds; INFO shows microseconds
   std::atomic<uint64_t> rejected{0};  // refused before running (arity, NOAUTH, OOM, ...)
   std::atomic<uint64_t> failed{0};    // ran and answered an error
+  // Its calls' latencies (LATENCY HISTOGRAM), made by the owning thread on the first call
+  // it records; others only read it.
+  std::atomic<CommandLatencyHistogram*> histogram{nullptr};
+  ~CommandCounters() { delete histogram.load(); }
+  CommandLatencyHistogram& Histogram() {
+    CommandLatencyHistogram* h = histogram.load(std::memory_order_acquire);
+    if (h == nullptr) [[unlikely]] {
+      h = new CommandLatencyHistogram();
+      histogram.store(h, std::memory_order_release);
+    }
+    return *h;
+  }
 };
 
 // Counters written by one thread each and summed by INFO.
@@ -123,6 +138,19 @@ class Server {
             l[2].load(std::memory_order_relaxed)};
   }
   PubSub& pubsub() { return pubsub_; }
+  Monitors& monitors() { return monitors_; }
+  LatencyMonitor& latency() { return latency_; }
+  bool latency_tracking() const { return latency_tracking_.load(std::memory_order_relaxed); }
+  // A command's (or subcommand's) latency histogram, summed over the threads; total 0 when
+  // it has none.
+  CommandLatencyHistogram::Totals LatencyTotals(uint32_t stat_id) {
+    CommandLatencyHistogram::Totals totals;
+    for (ThreadCounters& tc : counters_) {
+      if (CommandLatencyHistogram* h = tc.per_command[stat_id].histogram.load(std::memory_order_acquire)) h->AddTo(totals);
+    }
+    return totals;
+  }
+  ClientPause& client_pause() { return client_pause_; }
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
   // holds its shard sees a const Server.
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
@@ -164,6 +192,7 @@ class Server {
   // Before shards_: a blocked client's coroutine, destroyed with its thread's context in
   // ~ShardSet, still counts itself out of it.
   std::unique_ptr<BlockingRegistry> blocking_;
+  LatencyMonitor latency_;  // before shards_: their reclaim loops report to it
   std::unique_ptr<ShardSet> shards_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;
@@ -184,6 +213,9 @@ class Server {
   Tracking tracking_{clients_, [this](bool subscriber) { return output_limit(subscriber); },
                      [this] { return clock_.NowMs(); }};
   KeyspaceEvents keyspace_events_{pubsub_, &tracking_};
+  ClientPause client_pause_;
+  std::atomic<bool> latency_tracking_{true};
+  Monitors monitors_{[this] { return output_limit(false); }, [this] { return clock_.NowMs(); }};
   Slowlog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;

@@ -201,9 +201,14 @@ void CmdConfig(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "GET")) {
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < c.args.size(); ++i) {
-      for (auto& kv : config.Get(protocol::AsciiLower(c.args[i]))) {
+      // Like Redis 7.0, a name without glob characters is looked up as given and answered
+      // with the spelling it was asked in; parameters are told apart regardless of case.
+      std::string_view pattern = c.args[i];
+      bool exact = pattern.find_first_of("[*?") == std::string_view::npos;
+      for (auto& kv : config.Get(protocol::AsciiLower(pattern))) {
+        if (exact) kv.first = std::string(pattern);
         bool dup = false;
-        for (auto& f : found) dup |= f.first == kv.first;
+        for (auto& f : found) dup |= EqualsIgnoreCase(f.first, kv.first);
         if (!dup) found.push_back(std::move(kv));
       }
     }
@@ -623,6 +628,24 @@ void CmdInfo(ConnCommand& c) {
       Line(out, "errorstat_" + code, "count=" + std::to_string(count));
     }
   }
+  if (want_explicitly("latencystats")) {
+    section("Latencystats");
+    // With latency-tracking off, Redis gives the section's header alone.
+    bool tracking = c.server.latency_tracking();
+    std::vector<double> percentiles = c.server.config().Snapshot().latency_tracking_info_percentiles;
+    const CommandTable& table = c.server.commands();
+    for (uint32_t id = 0; tracking && id < table.stat_count(); ++id) {
+      CommandLatencyHistogram::Totals totals = c.server.LatencyTotals(id);
+      if (totals.total == 0) continue;
+      std::string value;
+      for (double p : percentiles) {
+        char figure[64];
+        snprintf(figure, sizeof figure, "=%.3f", static_cast<double>(totals.ValueAtPercentile(p)) / 1000.0);
+        value += (value.empty() ? "p" : ",p") + FormatPercentile(p) + figure;
+      }
+      Line(out, "latency_percentiles_usec_" + table.stat_name(id), value);
+    }
+  }
   if (want("cluster")) {
     section("Cluster");
     Line(out, "cluster_enabled", uint64_t{0});
@@ -764,6 +787,14 @@ void CmdLolwut(ConnCommand& c) {
   int64_t version = 0;
   if (c.args.size() >= 3 && EqualsIgnoreCase(c.args[1], "VERSION") && !protocol::ParseInt64(c.args[2], &version))
     return c.reply.Error(errors::kNotInteger);
+  // Redis's versions 5 and 6 draw from numeric arguments after the version (columns, squares,
+  // ...) and refuse others; lapse draws its own art whatever the version, but refuses the same.
+  if (version == 5 || version == 6) {
+    int64_t ignored = 0;
+    for (size_t i = 3; i < c.args.size(); ++i) {
+      if (!protocol::ParseInt64(c.args[i], &ignored)) return c.reply.Error(errors::kNotInteger);
+    }
+  }
   std::string art =
       " _________\n"
       " \\:::::::/\n"

@@ -162,12 +162,26 @@ bool ShardSet::ReclaimShardSlice(uint32_t id) {
   std::lock_guard lock(slot.mu, std::adopt_lock);
   return [this](engine::Shard& shard) {
     bool more = false;
-    if (active_expire_.load(std::memory_order_relaxed)) {
-      auto slice_end = std::chrono::steady_clock::now() + kSliceBudget;
+    if (active_expire_.load(std::memory_order_relaxed) && !ReclaimPaused()) {
+      using std::chrono::steady_clock;
+      auto slice_end = steady_clock::now() + kSliceBudget;
+      steady_clock::duration items_time{}, keys_time{};
       do {
         int64_t now = clock_.NowMs();
-        more = shard.ReclaimSlice(now, kRecordsPerCheck, [this, now](const engine::Item& item) { return admit_(item, now); });
-      } while (more && std::chrono::steady_clock::now() < slice_end);
+        auto start = steady_clock::now();
+        bool items_more =
+            shard.ReclaimItemsSlice(now, kRecordsPerCheck, [this, now](const engine::Item& item) { return admit_(item, now); });
+        auto items_done = steady_clock::now();
+        bool keys_more = shard.ReclaimKeysSlice(now, kRecordsPerCheck);
+        items_time += items_done - start;
+        keys_time += steady_clock::now() - items_done;
+        more = items_more || keys_more;
+      } while (more && steady_clock::now() < slice_end);
+      if (latency_ != nullptr) {
+        auto ms = [](steady_clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+        latency_->AddSampleIfNeeded("expire-cycle", ms(keys_time));
+        latency_->AddSampleIfNeeded("item-reclaim-cycle", ms(items_time));
+      }
     }
     // Idle time also finishes resizes (a table shrinking after a mass expiry gives its memory
     // back without waiting for traffic); kIdleRehashBuckets costs well under a slice.

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +49,7 @@
 #include "engine/hash.h"
 #include "engine/shard.h"
 #include "server/asio.h"
+#include "server/latency.h"
 
 namespace lapse::server {
 
@@ -216,6 +218,8 @@ class ShardSet {
   // request-unit budget). Set before Start().
   using ItemAdmission = std::function<bool(const engine::Item&, int64_t now_ms)>;
   void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
+  // Where background reclamation reports its slow slices (LATENCY); set before Start.
+  void set_latency_monitor(LatencyMonitor* latency) { latency_ = latency; }
 
   // Holding the db's shard: deletes keys of `db` due at or before now_ms for at most one
   // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop
@@ -225,6 +229,11 @@ class ShardSet {
   // Pauses or resumes background reclamation on every shard (DEBUG SET-ACTIVE-EXPIRE).
   void set_active_expire(bool on) { active_expire_.store(on); }
   bool active_expire() const { return active_expire_.load(); }
+  // CLIENT PAUSE WRITE|ALL: no background reclamation before `until`, since it deletes keys
+  // (Redis pauses its expiry too). A time in the past lets it go on.
+  void PauseReclaimUntil(std::chrono::steady_clock::time_point until) {
+    reclaim_paused_until_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count());
+  }
 
  private:
   // A shard and its lock, on cache lines of their own so that threads working on
@@ -263,6 +272,11 @@ class ShardSet {
   awaitable<void> ReclaimLoop(size_t thread);
   // One reclaim slice on shard `id` under its lock; true while more is due.
   bool ReclaimShardSlice(uint32_t id);
+  bool ReclaimPaused() const {
+    int64_t until = reclaim_paused_until_ns_.load(std::memory_order_relaxed);
+    return until != 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()).count() < until;
+  }
 
   engine::Clock& clock_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
@@ -270,8 +284,10 @@ class ShardSet {
   std::vector<std::thread> threads_;
   std::vector<uint32_t> all_ids_;
   std::atomic<bool> active_expire_{true};
+  std::atomic<int64_t> reclaim_paused_until_ns_{0};  // steady clock
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
+  LatencyMonitor* latency_ = nullptr;
 };
 
 }  // namespace lapse::server

@@ -239,3 +239,37 @@ def test_maxage_errors(clients, value):
     admin, other = clients(2)
     assert admin.call("CLIENT", "KILL", "MAXAGE", value) == E("ERR maxage is not an integer or out of range")
     assert alive(other)
+
+
+CLIENT_HELP = [
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME", "    Return the name of the current connection.",
+    "ID", "    Return the ID of the current connection.",
+    "INFO", "    Return information about the current client connection.",
+    "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+    "    * USER <username>", "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+    "LIST [options ...]", "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+    "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+    "SETNAME <name>", "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO", "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+    "HELP", "    Prints this help.",
+]
+
+
+def test_client_help_is_redis_7_0_line_for_line(clients):
+    (c,) = clients(1)
+    assert c.call("CLIENT", "HELP") == CLIENT_HELP

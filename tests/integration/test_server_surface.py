@@ -18,7 +18,10 @@ SCRIPT = [
     ("READONLY",), ("READWRITE",), ("READONLY", "x"),
     ("SET", "s", "Hello World"), ("SUBSTR", "s", "0", "4"), ("SUBSTR", "s", "-5", "-1"), ("SUBSTR", "missing", "0", "1"),
     ("SUBSTR", "s", "x", "1"), ("SUBSTR", "s", "0"),
-    ("RESET", "x"), ("LOLWUT", "VERSION", "x"),
+    ("RESET", "x"), ("LOLWUT", "VERSION", "x"), ("LOLWUT", "VERSION", "5", "x"), ("LOLWUT", "VERSION", "6", "10", "y"),
+    ("ECHO", "hi"), ("ECHO",), ("ECHO", "a", "b"), ("SHUTDOWN", "ABORT"), ("SHUTDOWN", "ABORT", "NOW"),
+    ("SHUTDOWN", "NOSAVE", "SAVE"), ("SHUTDOWN", "FOO"),
+    ("HELLO", "3"), ("ECHO", "hi"), ("ROLE",), ("WAIT", "0", "0"), ("HELLO", "2"),
     # RESET: a fresh connection's state again
     ("SELECT", "3"), ("CLIENT", "SETNAME", "before"), ("HELLO", "3"), ("RESET",), ("CLIENT", "GETNAME"),
     ("SET", "where", "db0"), ("SELECT", "3"), ("GET", "where"), ("SELECT", "0"), ("GET", "where"),
