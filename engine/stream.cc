@@ -12,6 +12,8 @@
 #include <iterator>
 
 #include "engine/collection.h"
+#include "engine/db.h"
+#include "engine/entry.h"
 #include "engine/packed.h"
 
 namespace lapse::engine {
@@ -325,5 +327,32 @@ size_t Stream::Bytes() const {
   for (const auto& [master, node] : nodes_) bytes += kTreeNodeBytes + node.bytes.capacity();
   return bytes;
 }
+
+namespace stream {
+
+Entry* Create(Db& db, std::string_view key, int64_t now_ms) {
+  Entry* e = db.Put(key, {}, ValueType::kStream, kNoDeadline, now_ms);
+  auto* s = new Stream;
+  e = db.ReserveValue(e, sizeof s);
+  std::memcpy(e->mutable_value(), &s, sizeof s);
+  e->set_value_len(sizeof s);
+  e->set_collection_encoding(CollectionEncoding::kTable);
+  return e;
+}
+
+Stream& Of(const Entry* e) {
+  Stream* s;
+  std::memcpy(&s, e->value().data(), sizeof s);
+  return *s;
+}
+
+void DestroyTable(const Entry* e) { delete &Of(e); }
+
+std::string CopyTable(const Entry* e) {
+  auto* copy = new Stream(Of(e));
+  return std::string(reinterpret_cast<const char*>(&copy), sizeof copy);
+}
+
+}  // namespace stream
 
 }  // namespace lapse::engine

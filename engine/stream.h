@@ -120,6 +120,20 @@ class Stream {
   uint64_t entries_added_ = 0;
 };
 
+class Entry;
+class Db;
+
+// A stream as a key's value: the entry's value bytes are a pointer to its Stream, which the
+// entry owns (CollectionEncoding::kTable), as a big sorted set's are to its ZTable.
+namespace stream {
+// A new, empty stream under `key`.
+Entry* Create(Db& db, std::string_view key, int64_t now_ms);
+Stream& Of(const Entry* e);
+// Entry::Destroy's and ValueCopy's hooks.
+void DestroyTable(const Entry* e);
+std::string CopyTable(const Entry* e);
+}  // namespace stream
+
 // Parses "<ms>" or "<ms>-<seq>" (Redis's streamParseID, without the special forms): `seq`
 // is filled with missing_seq when absent. False when not a valid id.
 bool ParseStreamId(std::string_view text, uint64_t missing_seq, StreamId* id);

@@ -220,6 +220,7 @@ void RegisterZSetBlockingCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
+void RegisterStreamCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

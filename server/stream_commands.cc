@@ -1,0 +1,561 @@
+// Stream family: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID and XREAD [BLOCK], as
+// Redis 7.0's t_stream.c answers them (engine/stream.h holds the data).
+//
+// Argument parsing follows Redis's own order, because the order decides which error a bad
+// request gets: XADD parses its options and id before it looks the key up, XDEL looks the
+// key up before it parses ids (a missing key answers 0 whatever the ids), XSETID parses
+// everything first. A stream is never deleted for being empty, as in Redis.
+//
+// XREAD is a FanoutHandler: it resolves `$` and serves every stream that has entries in one
+// atomic step over their shards; when none has any and BLOCK is given it blocks through the
+// machinery lists use (server/blocking.h). XADD touches its key (Db::Touch), which makes it
+// ready for the waiters; a served waiter answers with the one stream that woke it, as Redis's
+// serveClientsBlockedOnStreamKey does.
+//
+// Request units: XADD an insert of its fields, XDEL/XTRIM a delete of the key per entry
+// removed, reads the bytes they return.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/shard.h"
+#include "engine/stream.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/blocking.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/key_util.h"
+#include "server/keyspace_events.h"
+#include "server/server.h"
+#include "server/shard_set.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using engine::Entry;
+using engine::Stream;
+using engine::StreamId;
+using engine::StreamTrim;
+using engine::ValueType;
+using protocol::EqualsIgnoreCase;
+namespace stream = engine::stream;
+
+namespace {
+
+constexpr std::string_view kInvalidId = "ERR Invalid stream ID specified as stream command argument";
+constexpr std::string_view kIdTooSmall = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+
+// How an id argument may be written (Redis's streamGenericParseIDOrReply): `strict` refuses
+// the bare "-" and "+"; `seq_given`, when not null, admits "<ms>-*" (and says whether the
+// sequence was given).
+bool ParseId(std::string_view arg, uint64_t missing_seq, bool strict, StreamId* id, bool* seq_given,
+             protocol::ReplyWriter& reply) {
+  if (arg.size() > 127) return reply.Error(kInvalidId), false;
+  std::string_view text = protocol::AsCString(arg);
+  if (strict && (text == "-" || text == "+")) return reply.Error(kInvalidId), false;
+  if (seq_given != nullptr) *seq_given = true;
+  if (text == "-") return *id = StreamId::Min(), true;
+  if (text == "+") return *id = StreamId::Max(), true;
+  size_t dash = text.find('-');
+  if (seq_given != nullptr && dash != std::string_view::npos && text.substr(dash + 1) == "*") {
+    if (!engine::ParseStreamId(text.substr(0, dash), 0, id)) return reply.Error(kInvalidId), false;
+    *seq_given = false;
+    return true;
+  }
+  if (!engine::ParseStreamId(text, missing_seq, id)) return reply.Error(kInvalidId), false;
+  return true;
+}
+
+bool ParseStrictId(std::string_view arg, StreamId* id, protocol::ReplyWriter& reply) {
+  return ParseId(arg, 0, true, id, nullptr, reply);
+}
+
+// An XRANGE bound: "-", "+", an id, or "(" and a strict id (exclusive).
+bool ParseIntervalId(std::string_view arg, uint64_t missing_seq, StreamId* id, bool* exclusive,
+                     protocol::ReplyWriter& reply) {
+  *exclusive = arg.size() > 1 && arg[0] == '(';
+  if (*exclusive) return ParseId(arg.substr(1), missing_seq, true, id, nullptr, reply);
+  return ParseId(arg, missing_seq, false, id, nullptr, reply);
+}
+
+bool ParseLongLong(std::string_view text, int64_t* out, protocol::ReplyWriter& reply) {
+  if (!protocol::ParseInt64(text, out)) return reply.Error(errors::kNotInteger), false;
+  return true;
+}
+
+// XADD's and XTRIM's options (Redis's streamParseAddOrTrimArgsOrReply).
+struct AddTrimArgs {
+  StreamTrim trim;
+  bool no_mkstream = false;
+  bool id_given = false;
+  bool seq_given = true;
+  StreamId id;
+};
+
+// The trimming threshold after MAXLEN or MINID at args[*i], with its optional `~` or `=`.
+bool ParseThreshold(Args args, size_t* i, bool maxlen, AddTrimArgs* out, protocol::ReplyWriter& reply) {
+  if (out->trim.strategy != StreamTrim::Strategy::kNone) {
+    reply.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+    return false;
+  }
+  size_t more = args.size() - 1 - *i;
+  out->trim.approx = false;
+  std::string_view next = args[*i + 1];
+  if (more >= 2 && (next == "~" || next == "=")) {
+    out->trim.approx = next == "~";
+    ++*i;
+  }
+  ++*i;
+  if (maxlen) {
+    int64_t n;
+    if (!ParseLongLong(args[*i], &n, reply)) return false;
+    if (n < 0) return reply.Error("ERR The MAXLEN argument must be >= 0."), false;
+    out->trim.maxlen = static_cast<uint64_t>(n);
+    out->trim.strategy = StreamTrim::Strategy::kMaxLen;
+    return true;
+  }
+  if (!ParseStrictId(args[*i], &out->trim.minid, reply)) return false;
+  out->trim.strategy = StreamTrim::Strategy::kMinId;
+  return true;
+}
+
+// Returns the index of XADD's id (for XTRIM, of the last argument), or -1 after replying.
+int64_t ParseAddOrTrim(Args args, bool xadd, AddTrimArgs* out, protocol::ReplyWriter& reply) {
+  bool limit_given = false;
+  int64_t limit = 0;
+  size_t i = 2;
+  for (; i < args.size(); ++i) {
+    size_t more = args.size() - 1 - i;
+    std::string_view opt = protocol::AsCString(args[i]);
+    if (xadd && opt == "*") break;
+    if (EqualsIgnoreCase(opt, "MAXLEN") && more) {
+      if (!ParseThreshold(args, &i, true, out, reply)) return -1;
+    } else if (EqualsIgnoreCase(opt, "MINID") && more) {
+      if (!ParseThreshold(args, &i, false, out, reply)) return -1;
+    } else if (EqualsIgnoreCase(opt, "LIMIT") && more) {
+      if (!ParseLongLong(args[i + 1], &limit, reply)) return -1;
+      if (limit < 0) return reply.Error("ERR The LIMIT argument must be >= 0."), -1;
+      limit_given = true;
+      ++i;
+    } else if (xadd && EqualsIgnoreCase(opt, "NOMKSTREAM")) {
+      out->no_mkstream = true;
+    } else if (xadd) {
+      if (!ParseId(args[i], 0, true, &out->id, &out->seq_given, reply)) return -1;
+      out->id_given = true;
+      break;
+    } else {
+      return reply.Error(errors::kSyntax), -1;
+    }
+  }
+  if (limit != 0 && out->trim.strategy == StreamTrim::Strategy::kNone) {
+    return reply.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"), -1;
+  }
+  if (!xadd && out->trim.strategy == StreamTrim::Strategy::kNone) {
+    return reply.Error("ERR syntax error, XTRIM must be called with a trimming strategy"), -1;
+  }
+  if (limit_given && !out->trim.approx) {
+    return reply.Error("ERR syntax error, LIMIT cannot be used without the special ~ option"), -1;
+  }
+  // Without LIMIT, `~` does at most 100 nodes' worth of work (100 * stream-node-max-entries).
+  out->trim.limit = limit_given ? static_cast<size_t>(limit) : out->trim.approx ? 100 * Stream::kNodeMaxEntries : 0;
+  return static_cast<int64_t>(i);
+}
+
+void ReplyEntry(protocol::ReplyWriter& reply, StreamId id, std::span<const std::string_view> field_values) {
+  reply.ArrayHeader(2);
+  reply.Bulk(id.ToString());
+  reply.ArrayHeader(field_values.size());
+  for (std::string_view s : field_values) reply.Bulk(s);
+}
+
+// Replies the live entries in [start, end] (descending when `reverse`), at most `count`
+// (0: all); returns the bytes sent, for the charge.
+size_t ReplyRange(protocol::ReplyWriter& reply, const Stream& s, StreamId start, StreamId end, bool reverse,
+                  size_t count) {
+  std::string body;
+  protocol::ReplyWriter entries(&body, reply.version());
+  size_t n = 0;
+  s.Range(start, end, reverse, [&](StreamId id, std::span<const std::string_view> fv) {
+    ReplyEntry(entries, id, fv);
+    return ++n != count;  // count 0 never matches: no limit
+  });
+  reply.ArrayHeader(n);
+  reply.buffer()->append(body);
+  return body.size();
+}
+
+Entry* FindStream(ShardCommand& c, bool* wrong, Lookup kind) {
+  return FindTyped(c, c.args[1], ValueType::kStream, wrong, kind);
+}
+
+// The id XADD gives its entry (Redis's streamAppendItem), or nullopt after replying.
+std::optional<StreamId> NextId(ShardCommand& c, const Stream& s, const AddTrimArgs& a) {
+  StreamId last = s.last_id();
+  StreamId id;
+  if (!a.id_given) {
+    if (static_cast<uint64_t>(c.now_ms) > last.ms) {
+      id = {static_cast<uint64_t>(c.now_ms), 0};
+    } else {
+      id = last;
+      id.Increment();
+    }
+  } else if (a.seq_given) {
+    id = a.id;
+  } else if (last.ms == a.id.ms) {
+    if (last.seq == UINT64_MAX) return c.reply.Error(kIdTooSmall), std::nullopt;
+    id = {last.ms, last.seq + 1};
+  } else {
+    id = a.id;
+  }
+  if (id <= last) return c.reply.Error(kIdTooSmall), std::nullopt;
+  return id;
+}
+
+// After a change: the stream's watchers and blocked readers see it.
+void Changed(ShardCommand& c, std::string_view event) {
+  c.db.Touch(c.args[1]);
+  NotifyKeyspace(c, kEventStream, event, c.args[1]);
+}
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
+void CmdXAdd(ShardCommand& c) {
+  AddTrimArgs a;
+  int64_t id_pos = ParseAddOrTrim(c.args, true, &a, c.reply);
+  if (id_pos < 0) return;
+  size_t fields = c.args.size() - static_cast<size_t>(id_pos) - 1;
+  if (fields < 2 || fields % 2 == 1) return c.reply.Error(errors::WrongArity("xadd"));
+  if (a.id_given && a.seq_given && a.id == StreamId::Min()) {
+    return c.reply.Error("ERR The ID specified in XADD must be greater than 0-0");
+  }
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  if (e == nullptr && a.no_mkstream) return c.reply.Null();
+  // A new stream's last id is 0-0, which any id accepted above exceeds: creating it first
+  // never leaves an empty key behind.
+  if (e == nullptr) e = stream::Create(c.db, c.args[1], c.now_ms);
+  Stream& s = stream::Of(e);
+  if (s.last_id() == StreamId::Max()) {
+    return c.reply.Error("ERR The stream has exhausted the last possible ID, unable to add more items");
+  }
+  std::optional<StreamId> id = NextId(c, s, a);
+  if (!id) return;
+  Args field_values = c.args.subspan(static_cast<size_t>(id_pos) + 1);
+  s.Append(*id, field_values);
+  size_t bytes = c.args[1].size();
+  for (std::string_view f : field_values) bytes += f.size();
+  ChargeWrite(c.charge, false, bytes);
+  c.reply.Bulk(id->ToString());
+  Changed(c, "xadd");
+  if (s.Trim(a.trim) > 0) NotifyKeyspace(c, kEventStream, "xtrim", c.args[1]);
+}
+
+void CmdXLen(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kRead);
+  if (wrong) return;
+  ChargeRead(c.charge, c.args[1], nullptr);
+  c.reply.Integer(e == nullptr ? 0 : static_cast<int64_t>(stream::Of(e).length()));
+}
+
+// XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n]
+void RangeCommand(ShardCommand& c, bool reverse) {
+  std::string_view start_arg = reverse ? c.args[3] : c.args[2];
+  std::string_view end_arg = reverse ? c.args[2] : c.args[3];
+  StreamId start, end;
+  bool start_ex = false, end_ex = false;
+  if (!ParseIntervalId(start_arg, 0, &start, &start_ex, c.reply)) return;
+  if (start_ex && !start.Increment()) return c.reply.Error("ERR invalid start ID for the interval");
+  if (!ParseIntervalId(end_arg, UINT64_MAX, &end, &end_ex, c.reply)) return;
+  if (end_ex && !end.Decrement()) return c.reply.Error("ERR invalid end ID for the interval");
+  int64_t count = -1;
+  for (size_t j = 4; j < c.args.size(); ++j) {
+    if (!EqualsIgnoreCase(protocol::AsCString(c.args[j]), "COUNT") || j + 1 >= c.args.size()) {
+      return c.reply.Error(errors::kSyntax);
+    }
+    if (!ParseLongLong(c.args[++j], &count, c.reply)) return;
+    count = std::max<int64_t>(count, 0);
+  }
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kRead);
+  if (wrong) return;
+  if (e == nullptr) return c.reply.ArrayHeader(0);
+  if (count == 0) return c.reply.NullArray();
+  size_t bytes = ReplyRange(c.reply, stream::Of(e), start, end, reverse, count < 0 ? 0 : static_cast<size_t>(count));
+  c.charge.Add(engine::RuOp::kRead, c.args[1].size() + bytes);
+}
+
+void CmdXRange(ShardCommand& c) { RangeCommand(c, false); }
+void CmdXRevRange(ShardCommand& c) { RangeCommand(c, true); }
+
+// XDEL key id [id ...]
+void CmdXDel(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  if (e == nullptr) return c.reply.Integer(0);
+  // Every id is checked before any is deleted, so a bad one changes nothing.
+  std::vector<StreamId> ids(c.args.size() - 2);
+  for (size_t j = 2; j < c.args.size(); ++j) {
+    if (!ParseStrictId(c.args[j], &ids[j - 2], c.reply)) return;
+  }
+  Stream& s = stream::Of(e);
+  int64_t deleted = 0;
+  for (StreamId id : ids) deleted += s.Delete(id) ? 1 : 0;
+  if (deleted > 0) {
+    c.charge.Add(engine::RuOp::kDelete, c.args[1].size() * static_cast<size_t>(deleted));
+    Changed(c, "xdel");
+  }
+  c.reply.Integer(deleted);
+}
+
+// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+void CmdXTrim(ShardCommand& c) {
+  AddTrimArgs a;
+  if (ParseAddOrTrim(c.args, false, &a, c.reply) < 0) return;
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  if (e == nullptr) return c.reply.Integer(0);
+  size_t dropped = stream::Of(e).Trim(a.trim);
+  if (dropped > 0) {
+    c.charge.Add(engine::RuOp::kDelete, c.args[1].size() * dropped);
+    Changed(c, "xtrim");
+  }
+  c.reply.Integer(static_cast<int64_t>(dropped));
+}
+
+// The id of the last live entry, 0-0 when empty (Redis's streamLastValidID).
+StreamId LastLiveId(const Stream& s) {
+  StreamId last;
+  s.Range(StreamId::Min(), StreamId::Max(), true, [&](StreamId id, std::span<const std::string_view>) {
+    last = id;
+    return false;
+  });
+  return last;
+}
+
+// XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]
+void CmdXSetId(ShardCommand& c) {
+  StreamId id, max_deleted;
+  int64_t entries_added = -1;
+  if (!ParseStrictId(c.args[2], &id, c.reply)) return;
+  for (size_t i = 3; i < c.args.size(); i += 2) {
+    bool more = i + 1 < c.args.size();
+    std::string_view opt = protocol::AsCString(c.args[i]);
+    if (EqualsIgnoreCase(opt, "ENTRIESADDED") && more) {
+      if (!ParseLongLong(c.args[i + 1], &entries_added, c.reply)) return;
+      if (entries_added < 0) return c.reply.Error("ERR entries_added must be positive");
+    } else if (EqualsIgnoreCase(opt, "MAXDELETEDID") && more) {
+      if (!ParseStrictId(c.args[i + 1], &max_deleted, c.reply)) return;
+      if (id < max_deleted) {
+        return c.reply.Error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+      }
+    } else {
+      return c.reply.Error(errors::kSyntax);
+    }
+  }
+  bool wrong = false;
+  Entry* e = FindStream(c, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  if (e == nullptr) return c.reply.Error(errors::kNoSuchKey);
+  Stream& s = stream::Of(e);
+  if (id < s.max_deleted_id()) {
+    return c.reply.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
+  }
+  if (s.length() > 0) {
+    if (id < LastLiveId(s)) return c.reply.Error("ERR The ID specified in XSETID is smaller than the target stream top item");
+    if (entries_added != -1 && s.length() > static_cast<uint64_t>(entries_added)) {
+      return c.reply.Error("ERR The entries_added specified in XSETID is smaller than the target stream length");
+    }
+  }
+  s.SetLastId(id);
+  if (entries_added != -1) s.SetEntriesAdded(static_cast<uint64_t>(entries_added));
+  if (max_deleted != StreamId::Min()) s.SetMaxDeletedId(max_deleted);
+  Changed(c, "xsetid");
+  c.reply.Ok();
+}
+
+// ---- XREAD ----
+
+// XREAD's keys: the first half of what follows STREAMS (Redis's xreadGetKeys).
+void XReadKeys(Args args, std::vector<size_t>* out) {
+  size_t streams_at = 0;
+  for (size_t i = 1; i < args.size() && streams_at == 0; ++i) {
+    std::string_view opt = protocol::AsCString(args[i]);
+    if (EqualsIgnoreCase(opt, "BLOCK") || EqualsIgnoreCase(opt, "COUNT")) {
+      ++i;
+    } else if (EqualsIgnoreCase(opt, "GROUP")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(opt, "STREAMS")) {
+      streams_at = i + 1;
+    } else if (!EqualsIgnoreCase(opt, "NOACK")) {
+      return;
+    }
+  }
+  if (streams_at == 0 || streams_at >= args.size()) return;
+  size_t n = args.size() - streams_at;
+  if (n % 2 != 0) return;
+  for (size_t i = 0; i < n / 2; ++i) out->push_back(streams_at + i);
+}
+
+struct XReadArgs {
+  int64_t timeout_ms = -1;  // -1: no BLOCK
+  size_t count = 0;         // 0: no limit
+  size_t streams_at = 0;
+  size_t streams = 0;
+};
+
+bool ParseXRead(Args args, XReadArgs* out, protocol::ReplyWriter& reply) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    size_t more = args.size() - i - 1;
+    std::string_view opt = protocol::AsCString(args[i]);
+    if (EqualsIgnoreCase(opt, "BLOCK") && more) {
+      if (!protocol::ParseInt64(args[++i], &out->timeout_ms)) return reply.Error(errors::kTimeoutNotInteger), false;
+      if (out->timeout_ms < 0) return reply.Error(errors::kTimeoutNegative), false;
+    } else if (EqualsIgnoreCase(opt, "COUNT") && more) {
+      int64_t count;
+      if (!ParseLongLong(args[++i], &count, reply)) return false;
+      out->count = static_cast<size_t>(std::max<int64_t>(count, 0));
+    } else if (EqualsIgnoreCase(opt, "STREAMS") && more) {
+      out->streams_at = i + 1;
+      size_t n = args.size() - out->streams_at;
+      if (n % 2 != 0) {
+        reply.Error("ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.");
+        return false;
+      }
+      out->streams = n / 2;
+      break;
+    } else if (EqualsIgnoreCase(opt, "GROUP") && more >= 2) {
+      return reply.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."), false;
+    } else if (EqualsIgnoreCase(opt, "NOACK")) {
+      return reply.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."), false;
+    } else {
+      return reply.Error(errors::kSyntax), false;
+    }
+  }
+  if (out->streams_at == 0) return reply.Error(errors::kSyntax), false;
+  return true;
+}
+
+// One stream of XREAD's reply: its name and its entries after `after` (RESP2 pairs them in
+// an array; RESP3 makes them a map's key and value).
+void ReplyStream(protocol::ReplyWriter& reply, std::string_view key, const Stream& s, StreamId after, size_t count) {
+  if (reply.version() == protocol::RespVersion::kResp2) reply.ArrayHeader(2);
+  reply.Bulk(key);
+  after.Increment();
+  ReplyRange(reply, s, after, StreamId::Max(), false, count);
+}
+
+void StreamsHeader(protocol::ReplyWriter& reply, size_t n) {
+  reply.version() == protocol::RespVersion::kResp2 ? reply.ArrayHeader(n) : reply.MapHeader(n);
+}
+
+// A blocked XREAD, served by the first of its streams to pass its id. Redis wakes a reader
+// once the stream's last id passes (XSETID can do that without an entry); the first try,
+// made as the client blocks, wants an entry, as the synchronous read did.
+ServeFn ServeXRead(std::map<std::string, StreamId, std::less<>> after, size_t count) {
+  return [after = std::move(after), count, first_try = true](ServeAttempt& a) mutable {
+    bool initial = std::exchange(first_try, false);
+    Entry* e = a.db.Find(a.key, a.now_ms);
+    if (e == nullptr || e->type() != ValueType::kStream) return ServeResult::kNotReady;
+    const Stream& s = stream::Of(e);
+    StreamId gt = after.find(a.key)->second;
+    if (!((initial ? LastLiveId(s) : s.last_id()) > gt)) return ServeResult::kNotReady;
+    if (!a.Claim()) return ServeResult::kClaimLost;
+    protocol::ReplyWriter reply = a.Reply();
+    StreamsHeader(reply, 1);
+    ReplyStream(reply, a.key, s, gt, count);
+    return ServeResult::kServed;
+  };
+}
+
+// Resolves XREAD's ids (`$` to the stream's last id) and answers with every stream that has
+// entries after its id; false when there is none and nothing was replied.
+bool ReadAtOnce(ConnCommand& c, Args keys, Args id_args, size_t count, std::vector<StreamId>* after) {
+  ShardSet& shards = c.server.shards();
+  std::vector<uint32_t> ids;
+  for (std::string_view key : keys) ids.push_back(shards.ShardFor(key));
+  bool answered = false;
+  shards.RunHolding(ids, [&] {
+    int64_t now = c.server.clock().NowMs();
+    auto find = [&](size_t i, Lookup kind) {
+      engine::Shard& shard = shards.shard(shards.ShardFor(keys[i]));
+      return FindKey(shard, shard.db(c.session.db), keys[i], now, kind);
+    };
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Entry* e = find(i, Lookup::kRead);
+      answered = true;
+      if (e != nullptr && e->type() != ValueType::kStream) return c.reply.Error(errors::kWrongType);
+      std::string_view id = protocol::AsCString(id_args[i]);
+      if (id == "$") {
+        (*after)[i] = e == nullptr ? StreamId::Min() : stream::Of(e).last_id();
+      } else if (id == ">") {
+        return c.reply.Error(
+            "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
+      } else if (!ParseStrictId(id_args[i], &(*after)[i], c.reply)) {
+        return;
+      }
+      answered = false;
+    }
+    std::string body;
+    protocol::ReplyWriter out(&body, c.reply.version());
+    size_t served = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Entry* e = find(i, Lookup::kReadQuiet);
+      if (e == nullptr || !(LastLiveId(stream::Of(e)) > (*after)[i])) continue;
+      ++served;
+      ReplyStream(out, keys[i], stream::Of(e), (*after)[i], count);
+    }
+    if (served == 0) return;
+    StreamsHeader(c.reply, served);
+    c.reply.buffer()->append(body);
+    c.charge.Add(engine::RuOp::kRead, body.size());
+    answered = true;
+  });
+  return answered;
+}
+
+// XREAD [COUNT n] [BLOCK ms] STREAMS key [key ...] id [id ...]
+awaitable<void> CmdXRead(ConnCommand& c) {
+  XReadArgs a;
+  if (!ParseXRead(c.args, &a, c.reply)) return Answered();
+  Args keys = c.args.subspan(a.streams_at, a.streams);
+  Args id_args = c.args.subspan(a.streams_at + a.streams, a.streams);
+  std::vector<StreamId> after(a.streams);
+  if (ReadAtOnce(c, keys, id_args, a.count, &after)) return Answered();
+  if (a.timeout_ms < 0) {
+    c.reply.NullArray();
+    return Answered();
+  }
+  // A key named twice waits for its first id, as Redis's blockForKeys keeps the first.
+  std::map<std::string, StreamId, std::less<>> after_by_key;
+  for (size_t i = 0; i < keys.size(); ++i) after_by_key.emplace(std::string(keys[i]), after[i]);
+  BlockRequest request;
+  request.keys.assign(keys.begin(), keys.end());
+  request.timeout_ms = a.timeout_ms;
+  request.serve = ServeXRead(std::move(after_by_key), a.count);
+  return BlockOn(c, std::move(request));
+}
+
+}  // namespace
+
+void RegisterStreamCommands(CommandTable& table) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kM = kDenyOom, kB = kBlocking;
+  const char* g = "stream";
+  table.Add({"xadd", -5, kW | kM | kF, 1, 1, 1, CmdXAdd, g, "Appends a new message to a stream. Creates the key if it doesn't exist."});
+  table.Add({"xlen", 2, kR | kF, 1, 1, 1, CmdXLen, g, "Return the number of messages in a stream."});
+  table.Add({"xrange", -4, kR, 1, 1, 1, CmdXRange, g, "Returns the messages from a stream within a range of IDs."});
+  table.Add({"xrevrange", -4, kR, 1, 1, 1, CmdXRevRange, g, "Returns the messages from a stream within a range of IDs in reverse order."});
+  table.Add({"xdel", -3, kW | kF, 1, 1, 1, CmdXDel, g, "Returns the number of messages after removing them from a stream."});
+  table.Add({"xtrim", -4, kW, 1, 1, 1, CmdXTrim, g, "Deletes messages from the beginning of a stream."});
+  table.Add({"xsetid", -3, kW | kM | kF, 1, 1, 1, CmdXSetId, g, "An internal command for replicating stream values."});
+  CommandSpec xread{"xread", -4, kR | kB, 0, 0, 0, CmdXRead, g, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."};
+  xread.find_keys = XReadKeys;
+  table.Add(std::move(xread));
+}
+
+}  // namespace lapse::server
