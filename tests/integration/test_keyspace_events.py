@@ -34,6 +34,15 @@ Z2 = [("ZADD", "z1", "1", "a", "2", "b", "3", "c"), ("ZADD", "z2", "5", "b", "6"
 
 # name: (classes, setup, steps)
 SCENARIOS = {
+    # ---- streams
+    "streams": ("KEA", [], [
+        ("XADD", "s", "1-0", "a", "1"), ("XADD", "s", "MAXLEN", "1", "2-0", "a", "2"),
+        ("XADD", "s", "MAXLEN", "5", "3-0", "a", "3"), ("XADD", "s", "1-0", "a", "1"), ("XDEL", "s", "2-0"),
+        ("XDEL", "s", "9-9"), ("XTRIM", "s", "MAXLEN", "0"), ("XTRIM", "s", "MAXLEN", "0"), ("XSETID", "s", "10-0"),
+        ("XSETID", "s", "1-0"), ("XADD", "nokey", "NOMKSTREAM", "*", "a", "1"), ("XRANGE", "s", "-", "+"),
+        ("COPY", "s", "s2"), ("RENAME", "s2", "s3"), ("DEL", "s", "s3"),
+        ("@b", "XREAD", "BLOCK", "0", "STREAMS", "w", "$"), ("XADD", "w", "5-0", "f", "v"), ("@b?",),
+    ]),
     # ---- strings
     "set_family": ("KEA", [], [
         ("SET", "k", "v"), ("SET", "k", "w"), ("SET", "k", "x", "NX"), ("SET", "k", "y", "XX"),
