@@ -320,6 +320,98 @@ size_t Stream::Trim(const StreamTrim& trim) {
   return dropped;
 }
 
+// ---- Consumer groups ----
+
+bool StreamGroup::AddConsumer(std::string_view name, int64_t now_ms) {
+  auto [it, created] = consumers.try_emplace(std::string(name));
+  if (created) it->second.seen_time_ms = now_ms;
+  return created;
+}
+
+void StreamGroup::Deliver(StreamId id, std::string_view consumer, int64_t now_ms) {
+  auto [it, fresh] = pel.try_emplace(id);
+  if (!fresh) {
+    auto owner = consumers.find(it->second.consumer);
+    if (owner != consumers.end()) owner->second.pending.erase(id);
+  }
+  it->second = StreamPending{std::string(consumer), now_ms, 1};
+  consumers.find(consumer)->second.pending.emplace(id, std::monostate{});
+}
+
+bool StreamGroup::Acknowledge(StreamId id) {
+  auto it = pel.find(id);
+  if (it == pel.end()) return false;
+  auto owner = consumers.find(it->second.consumer);
+  if (owner != consumers.end()) owner->second.pending.erase(id);
+  pel.erase(it);
+  return true;
+}
+
+StreamGroup* Stream::FindGroup(std::string_view name) {
+  auto it = groups_.find(name);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+bool Stream::Lookup(StreamId id, const StreamEntryFn& fn) const {
+  bool found = false;
+  Range(id, id, false, [&](StreamId at, std::span<const std::string_view> fv) {
+    found = true;
+    return fn(at, fv);
+  });
+  return found;
+}
+
+StreamId Stream::LastLiveId() const {
+  StreamId last;
+  Range(StreamId::Min(), StreamId::Max(), true, [&](StreamId id, std::span<const std::string_view>) {
+    last = id;
+    return false;
+  });
+  return last;
+}
+
+bool Stream::RangeHasTombstones(StreamId start, StreamId end) const {
+  if (length_ == 0 || max_deleted_id_ == StreamId::Min()) return false;
+  if (first_id() > max_deleted_id_) return false;
+  return start <= max_deleted_id_ && max_deleted_id_ <= end;
+}
+
+int64_t Stream::EstimateDistance(StreamId id) const {
+  if (entries_added_ == 0) return 0;
+  auto added = static_cast<int64_t>(entries_added_);
+  if (length_ == 0 && id <= last_id_) return added;
+  if (id == last_id_) return added;
+  if (id > last_id_) return StreamGroup::kInvalidEntriesRead;
+  StreamId first = first_id();
+  if (max_deleted_id_ == StreamId::Min() || max_deleted_id_ < first) {
+    // No deletion ahead of the first entry: the counter follows from the length.
+    if (id < first) return added - static_cast<int64_t>(length_);
+    if (id == first) return added - static_cast<int64_t>(length_) + 1;
+  }
+  return StreamGroup::kInvalidEntriesRead;
+}
+
+void Stream::AdvanceGroup(StreamGroup& group, StreamId id) const {
+  if (id <= group.last_id) return;
+  if (group.entries_read != StreamGroup::kInvalidEntriesRead && !RangeHasTombstones(id, StreamId::Max())) {
+    ++group.entries_read;
+  } else if (entries_added_ != 0) {
+    group.entries_read = EstimateDistance(id);
+  }
+  group.last_id = id;
+}
+
+std::optional<int64_t> Stream::Lag(const StreamGroup& group) const {
+  if (entries_added_ == 0) return 0;
+  auto added = static_cast<int64_t>(entries_added_);
+  if (group.entries_read != StreamGroup::kInvalidEntriesRead && !RangeHasTombstones(group.last_id, StreamId::Max())) {
+    return added - group.entries_read;
+  }
+  int64_t read = EstimateDistance(group.last_id);
+  if (read == StreamGroup::kInvalidEntriesRead) return std::nullopt;
+  return added - read;
+}
+
 size_t Stream::Bytes() const {
   // A std::map node: three pointers, a colour word, and the key and value it holds.
   constexpr size_t kTreeNodeBytes = 4 * sizeof(void*) + sizeof(StreamId) + sizeof(Node);

@@ -22,7 +22,7 @@
 //
 // XDEL only flips the deleted bit of an entry in place (the bit sits in the header's first
 // byte, so the varint never changes length), as Redis marks listpack entries; a node whose
-// entries are all deleted is dropped. Consumer groups are not here yet.
+// entries are all deleted is dropped.
 #pragma once
 
 #include <compare>
@@ -34,6 +34,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace lapse::engine {
@@ -58,6 +59,37 @@ struct StreamTrim {
   size_t limit = 0;     // at most this many entries dropped (0: no limit)
   uint64_t maxlen = 0;
   StreamId minid;
+};
+
+// Consumer groups (XGROUP, XREADGROUP, XACK, ...), as Redis 7.0 keeps them: a group's last
+// delivered id and read counter, its pending entries list (PEL: id -> the delivery's
+// consumer, time and count), and its consumers, each with the ids of its own pending
+// entries. Maps ordered by bytes, as Redis's radix trees are.
+struct StreamPending {
+  std::string consumer;
+  int64_t delivery_time_ms = 0;
+  uint64_t delivery_count = 1;
+};
+
+struct StreamConsumer {
+  int64_t seen_time_ms = 0;
+  std::map<StreamId, std::monostate> pending;  // ids only: the group's PEL holds the rest
+};
+
+struct StreamGroup {
+  static constexpr int64_t kInvalidEntriesRead = -1;
+  StreamId last_id;
+  int64_t entries_read = kInvalidEntriesRead;
+  std::map<StreamId, StreamPending> pel;
+  std::map<std::string, StreamConsumer, std::less<>> consumers;
+
+  // Creates the consumer if absent; true when it was created.
+  bool AddConsumer(std::string_view name, int64_t now_ms);
+  // Adds `id` to the PEL of `consumer` (taking it from another consumer if pending there),
+  // delivered now for the first time.
+  void Deliver(StreamId id, std::string_view consumer, int64_t now_ms);
+  // Drops `id` from the PEL; false when it was not pending.
+  bool Acknowledge(StreamId id);
 };
 
 // One entry as a walk reports it: field_values alternates field and value; the views last
@@ -92,6 +124,25 @@ class Stream {
   // fn returns false.
   void Range(StreamId start, StreamId end, bool reverse, const StreamEntryFn& fn) const;
 
+  // ---- Consumer groups ----
+  using GroupMap = std::map<std::string, StreamGroup, std::less<>>;
+  GroupMap& groups() { return groups_; }
+  const GroupMap& groups() const { return groups_; }
+  StreamGroup* FindGroup(std::string_view name);
+  // The live entry `id`, if any: fn gets its fields.
+  bool Lookup(StreamId id, const StreamEntryFn& fn) const;
+  // The id of the last live entry, 0-0 when empty (Redis's streamLastValidID).
+  StreamId LastLiveId() const;
+  // Whether a deleted entry may lie in [start, end] (Redis's streamRangeHasTombstones).
+  bool RangeHasTombstones(StreamId start, StreamId end) const;
+  // How many entries were ever added up to `id`, or kInvalidEntriesRead when that cannot be
+  // known (Redis's streamEstimateDistanceFromFirstEverEntry).
+  int64_t EstimateDistance(StreamId id) const;
+  // A group's read counter and last id after it was delivered `id` (streamReplyWithRange).
+  void AdvanceGroup(StreamGroup& group, StreamId id) const;
+  // XINFO's `lag` of a group, nullopt when unknown.
+  std::optional<int64_t> Lag(const StreamGroup& group) const;
+
   // Heap bytes owned (MEMORY USAGE), an estimate of the map's nodes included.
   size_t Bytes() const;
 
@@ -118,6 +169,7 @@ class Stream {
   StreamId last_id_;
   StreamId max_deleted_id_;
   uint64_t entries_added_ = 0;
+  GroupMap groups_;
 };
 
 class Entry;

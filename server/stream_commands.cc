@@ -1,16 +1,13 @@
-// Stream family: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID and XREAD [BLOCK], as
-// Redis 7.0's t_stream.c answers them (engine/stream.h holds the data).
+// Stream family: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID and XINFO, as Redis 7.0's
+// t_stream.c answers them (engine/stream.h holds the data); XREAD and XREADGROUP are in
+// stream_read_commands.cc, the consumer-group commands in stream_group_commands.cc, and what
+// they share (id parsing, entry replies) is declared in stream_util.h.
 //
 // Argument parsing follows Redis's own order, because the order decides which error a bad
 // request gets: XADD parses its options and id before it looks the key up, XDEL looks the
 // key up before it parses ids (a missing key answers 0 whatever the ids), XSETID parses
-// everything first. A stream is never deleted for being empty, as in Redis.
-//
-// XREAD is a FanoutHandler: it resolves `$` and serves every stream that has entries in one
-// atomic step over their shards; when none has any and BLOCK is given it blocks through the
-// machinery lists use (server/blocking.h). XADD touches its key (Db::Touch), which makes it
-// ready for the waiters; a served waiter answers with the one stream that woke it, as Redis's
-// serveClientsBlockedOnStreamKey does.
+// everything first. A stream is never deleted for being empty, as in Redis. Every change
+// touches the key (Db::Touch), which wakes blocked readers.
 //
 // Request units: XADD an insert of its fields, XDEL/XTRIM a delete of the key per entry
 // removed, reads the bytes they return.
@@ -32,6 +29,7 @@
 #include "server/keyspace_events.h"
 #include "server/server.h"
 #include "server/shard_set.h"
+#include "server/stream_util.h"
 
 namespace lapse::server {
 
@@ -44,29 +42,23 @@ using engine::ValueType;
 using protocol::EqualsIgnoreCase;
 namespace stream = engine::stream;
 
-namespace {
+// ---- Shared with the other stream files (stream_util.h) ----
 
-constexpr std::string_view kInvalidId = "ERR Invalid stream ID specified as stream command argument";
-constexpr std::string_view kIdTooSmall = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-
-// How an id argument may be written (Redis's streamGenericParseIDOrReply): `strict` refuses
-// the bare "-" and "+"; `seq_given`, when not null, admits "<ms>-*" (and says whether the
-// sequence was given).
 bool ParseId(std::string_view arg, uint64_t missing_seq, bool strict, StreamId* id, bool* seq_given,
              protocol::ReplyWriter& reply) {
-  if (arg.size() > 127) return reply.Error(kInvalidId), false;
+  if (arg.size() > 127) return reply.Error(kInvalidStreamId), false;
   std::string_view text = protocol::AsCString(arg);
-  if (strict && (text == "-" || text == "+")) return reply.Error(kInvalidId), false;
+  if (strict && (text == "-" || text == "+")) return reply.Error(kInvalidStreamId), false;
   if (seq_given != nullptr) *seq_given = true;
   if (text == "-") return *id = StreamId::Min(), true;
   if (text == "+") return *id = StreamId::Max(), true;
   size_t dash = text.find('-');
   if (seq_given != nullptr && dash != std::string_view::npos && text.substr(dash + 1) == "*") {
-    if (!engine::ParseStreamId(text.substr(0, dash), 0, id)) return reply.Error(kInvalidId), false;
+    if (!engine::ParseStreamId(text.substr(0, dash), 0, id)) return reply.Error(kInvalidStreamId), false;
     *seq_given = false;
     return true;
   }
-  if (!engine::ParseStreamId(text, missing_seq, id)) return reply.Error(kInvalidId), false;
+  if (!engine::ParseStreamId(text, missing_seq, id)) return reply.Error(kInvalidStreamId), false;
   return true;
 }
 
@@ -86,6 +78,37 @@ bool ParseLongLong(std::string_view text, int64_t* out, protocol::ReplyWriter& r
   if (!protocol::ParseInt64(text, out)) return reply.Error(errors::kNotInteger), false;
   return true;
 }
+
+void ReplyEntry(protocol::ReplyWriter& reply, StreamId id, std::span<const std::string_view> field_values) {
+  reply.ArrayHeader(2);
+  reply.Bulk(id.ToString());
+  reply.ArrayHeader(field_values.size());
+  for (std::string_view s : field_values) reply.Bulk(s);
+}
+
+// Replies the live entries in [start, end] (descending when `reverse`), at most `count`
+// (0: all); returns the bytes sent, for the charge.
+size_t ReplyRange(protocol::ReplyWriter& reply, const Stream& s, StreamId start, StreamId end, bool reverse,
+                  size_t count) {
+  std::string body;
+  protocol::ReplyWriter entries(&body, reply.version());
+  size_t n = 0;
+  s.Range(start, end, reverse, [&](StreamId id, std::span<const std::string_view> fv) {
+    ReplyEntry(entries, id, fv);
+    return ++n != count;  // count 0 never matches: no limit
+  });
+  reply.ArrayHeader(n);
+  reply.buffer()->append(body);
+  return body.size();
+}
+
+void StreamsHeader(protocol::ReplyWriter& reply, size_t n) {
+  reply.version() == protocol::RespVersion::kResp2 ? reply.ArrayHeader(n) : reply.MapHeader(n);
+}
+
+namespace {
+
+constexpr std::string_view kIdTooSmall = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
 
 // XADD's and XTRIM's options (Redis's streamParseAddOrTrimArgsOrReply).
 struct AddTrimArgs {
@@ -163,29 +186,6 @@ int64_t ParseAddOrTrim(Args args, bool xadd, AddTrimArgs* out, protocol::ReplyWr
   // Without LIMIT, `~` does at most 100 nodes' worth of work (100 * stream-node-max-entries).
   out->trim.limit = limit_given ? static_cast<size_t>(limit) : out->trim.approx ? 100 * Stream::kNodeMaxEntries : 0;
   return static_cast<int64_t>(i);
-}
-
-void ReplyEntry(protocol::ReplyWriter& reply, StreamId id, std::span<const std::string_view> field_values) {
-  reply.ArrayHeader(2);
-  reply.Bulk(id.ToString());
-  reply.ArrayHeader(field_values.size());
-  for (std::string_view s : field_values) reply.Bulk(s);
-}
-
-// Replies the live entries in [start, end] (descending when `reverse`), at most `count`
-// (0: all); returns the bytes sent, for the charge.
-size_t ReplyRange(protocol::ReplyWriter& reply, const Stream& s, StreamId start, StreamId end, bool reverse,
-                  size_t count) {
-  std::string body;
-  protocol::ReplyWriter entries(&body, reply.version());
-  size_t n = 0;
-  s.Range(start, end, reverse, [&](StreamId id, std::span<const std::string_view> fv) {
-    ReplyEntry(entries, id, fv);
-    return ++n != count;  // count 0 never matches: no limit
-  });
-  reply.ArrayHeader(n);
-  reply.buffer()->append(body);
-  return body.size();
 }
 
 Entry* FindStream(ShardCommand& c, bool* wrong, Lookup kind) {
@@ -330,16 +330,6 @@ void CmdXTrim(ShardCommand& c) {
   c.reply.Integer(static_cast<int64_t>(dropped));
 }
 
-// The id of the last live entry, 0-0 when empty (Redis's streamLastValidID).
-StreamId LastLiveId(const Stream& s) {
-  StreamId last;
-  s.Range(StreamId::Min(), StreamId::Max(), true, [&](StreamId id, std::span<const std::string_view>) {
-    last = id;
-    return false;
-  });
-  return last;
-}
-
 // XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]
 void CmdXSetId(ShardCommand& c) {
   StreamId id, max_deleted;
@@ -366,7 +356,7 @@ void CmdXSetId(ShardCommand& c) {
   if (e == nullptr) return c.reply.Error(errors::kNoSuchKey);
   Stream& s = stream::Of(e);
   if (s.length() > 0) {
-    if (id < LastLiveId(s)) return c.reply.Error("ERR The ID specified in XSETID is smaller than the target stream top item");
+    if (id < s.LastLiveId()) return c.reply.Error("ERR The ID specified in XSETID is smaller than the target stream top item");
     if (entries_added != -1 && s.length() > static_cast<uint64_t>(entries_added)) {
       return c.reply.Error("ERR The entries_added specified in XSETID is smaller than the target stream length");
     }
@@ -396,6 +386,64 @@ void ReplyEdgeEntry(protocol::ReplyWriter& reply, const Stream& s, bool last) {
     return false;
   });
   if (!found) reply.Null();
+}
+
+// One consumer of XINFO STREAM FULL: its pending entries up to `count` (0: all).
+void ReplyConsumerFull(protocol::ReplyWriter& reply, const engine::StreamGroup& group, const std::string& name,
+                       const engine::StreamConsumer& consumer, size_t count) {
+  reply.MapHeader(4);
+  reply.Bulk("name");
+  reply.Bulk(name);
+  reply.Bulk("seen-time");
+  reply.Integer(consumer.seen_time_ms);
+  reply.Bulk("pel-count");
+  reply.Integer(static_cast<int64_t>(consumer.pending.size()));
+  reply.Bulk("pending");
+  size_t n = count == 0 ? consumer.pending.size() : std::min(count, consumer.pending.size());
+  reply.ArrayHeader(n);
+  auto it = consumer.pending.begin();
+  for (size_t i = 0; i < n; ++i, ++it) {
+    const engine::StreamPending& nack = group.pel.find(it->first)->second;
+    reply.ArrayHeader(3);
+    reply.Bulk(it->first.ToString());
+    reply.Integer(nack.delivery_time_ms);
+    reply.Integer(static_cast<int64_t>(nack.delivery_count));
+  }
+}
+
+// The groups of XINFO STREAM FULL, each with its PEL and consumers up to `count` (0: all).
+void ReplyGroupsFull(protocol::ReplyWriter& reply, const Stream& s, size_t count) {
+  reply.ArrayHeader(s.groups().size());
+  for (const auto& [name, group] : s.groups()) {
+    reply.MapHeader(7);
+    reply.Bulk("name");
+    reply.Bulk(name);
+    reply.Bulk("last-delivered-id");
+    reply.Bulk(group.last_id.ToString());
+    reply.Bulk("entries-read");
+    group.entries_read == engine::StreamGroup::kInvalidEntriesRead ? reply.Null() : reply.Integer(group.entries_read);
+    reply.Bulk("lag");
+    std::optional<int64_t> lag = s.Lag(group);
+    lag ? reply.Integer(*lag) : reply.Null();
+    reply.Bulk("pel-count");
+    reply.Integer(static_cast<int64_t>(group.pel.size()));
+    reply.Bulk("pending");
+    size_t n = count == 0 ? group.pel.size() : std::min(count, group.pel.size());
+    reply.ArrayHeader(n);
+    auto it = group.pel.begin();
+    for (size_t i = 0; i < n; ++i, ++it) {
+      reply.ArrayHeader(4);
+      reply.Bulk(it->first.ToString());
+      reply.Bulk(it->second.consumer);
+      reply.Integer(it->second.delivery_time_ms);
+      reply.Integer(static_cast<int64_t>(it->second.delivery_count));
+    }
+    reply.Bulk("consumers");
+    reply.ArrayHeader(group.consumers.size());
+    for (const auto& [consumer_name, consumer] : group.consumers) {
+      ReplyConsumerFull(reply, group, consumer_name, consumer, count);
+    }
+  }
 }
 
 // XINFO STREAM key [FULL [COUNT n]]. radix-tree-keys counts lapse's nodes, which split as
@@ -431,20 +479,52 @@ void XInfoStream(ShardCommand& c, const Stream& s) {
     c.reply.Bulk("entries");
     ReplyRange(c.reply, s, StreamId::Min(), StreamId::Max(), false, static_cast<size_t>(count));
     c.reply.Bulk("groups");
-    c.reply.ArrayHeader(0);
-    return;
+    return ReplyGroupsFull(c.reply, s, static_cast<size_t>(count));
   }
   c.reply.Bulk("groups");
-  c.reply.Integer(0);
+  c.reply.Integer(static_cast<int64_t>(s.groups().size()));
   c.reply.Bulk("first-entry");
   ReplyEdgeEntry(c.reply, s, false);
   c.reply.Bulk("last-entry");
   ReplyEdgeEntry(c.reply, s, true);
 }
 
-// XINFO STREAM|GROUPS|CONSUMERS|HELP. Consumer groups are not implemented yet, so a stream
-// has none: GROUPS lists none and CONSUMERS answers NOGROUP, which is what Redis says of a
-// stream without groups.
+// XINFO GROUPS key: each group's name, consumers, pending, last id, read counter and lag.
+void XInfoGroups(ShardCommand& c, const Stream& s) {
+  c.reply.ArrayHeader(s.groups().size());
+  for (const auto& [name, group] : s.groups()) {
+    c.reply.MapHeader(6);
+    c.reply.Bulk("name");
+    c.reply.Bulk(name);
+    c.reply.Bulk("consumers");
+    c.reply.Integer(static_cast<int64_t>(group.consumers.size()));
+    c.reply.Bulk("pending");
+    c.reply.Integer(static_cast<int64_t>(group.pel.size()));
+    c.reply.Bulk("last-delivered-id");
+    c.reply.Bulk(group.last_id.ToString());
+    c.reply.Bulk("entries-read");
+    group.entries_read == engine::StreamGroup::kInvalidEntriesRead ? c.reply.Null() : c.reply.Integer(group.entries_read);
+    c.reply.Bulk("lag");
+    std::optional<int64_t> lag = s.Lag(group);
+    lag ? c.reply.Integer(*lag) : c.reply.Null();
+  }
+}
+
+// XINFO CONSUMERS key group: each consumer's name, pending count and idle time.
+void XInfoConsumers(ShardCommand& c, const engine::StreamGroup& group) {
+  c.reply.ArrayHeader(group.consumers.size());
+  for (const auto& [name, consumer] : group.consumers) {
+    c.reply.MapHeader(3);
+    c.reply.Bulk("name");
+    c.reply.Bulk(name);
+    c.reply.Bulk("pending");
+    c.reply.Integer(static_cast<int64_t>(consumer.pending.size()));
+    c.reply.Bulk("idle");
+    c.reply.Integer(std::max<int64_t>(c.now_ms - consumer.seen_time_ms, 0));
+  }
+}
+
+// XINFO STREAM|GROUPS|CONSUMERS|HELP
 void CmdXInfo(ShardCommand& c) {
   std::string_view sub = protocol::AsCString(c.args[1]);
   if (EqualsIgnoreCase(sub, "HELP")) return XInfoHelp(c);
@@ -452,179 +532,19 @@ void CmdXInfo(ShardCommand& c) {
   Entry* e = FindTyped(c, c.args[2], ValueType::kStream, &wrong, Lookup::kRead);
   if (wrong) return;
   if (e == nullptr) return c.reply.Error(errors::kNoSuchKey);
-  const Stream& s = stream::Of(e);
+  Stream& s = stream::Of(e);
   ChargeRead(c.charge, c.args[2], nullptr);
   if (EqualsIgnoreCase(sub, "CONSUMERS") && c.args.size() == 4) {
-    return c.reply.Error("NOGROUP No such consumer group '" + std::string(protocol::AsCString(c.args[3])) +
-                         "' for key name '" + std::string(protocol::AsCString(c.args[2])) + "'");
+    const engine::StreamGroup* group = s.FindGroup(c.args[3]);
+    if (group == nullptr) {
+      return c.reply.Error("NOGROUP No such consumer group '" + std::string(protocol::AsCString(c.args[3])) +
+                           "' for key name '" + std::string(protocol::AsCString(c.args[2])) + "'");
+    }
+    return XInfoConsumers(c, *group);
   }
-  if (EqualsIgnoreCase(sub, "GROUPS") && c.args.size() == 3) return c.reply.ArrayHeader(0);
+  if (EqualsIgnoreCase(sub, "GROUPS") && c.args.size() == 3) return XInfoGroups(c, s);
   if (EqualsIgnoreCase(sub, "STREAM")) return XInfoStream(c, s);
   c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "XINFO"));
-}
-
-// ---- XREAD ----
-
-// XREAD's keys: the first half of what follows STREAMS (Redis's xreadGetKeys).
-void XReadKeys(Args args, std::vector<size_t>* out) {
-  size_t streams_at = 0;
-  for (size_t i = 1; i < args.size() && streams_at == 0; ++i) {
-    std::string_view opt = protocol::AsCString(args[i]);
-    if (EqualsIgnoreCase(opt, "BLOCK") || EqualsIgnoreCase(opt, "COUNT")) {
-      ++i;
-    } else if (EqualsIgnoreCase(opt, "GROUP")) {
-      i += 2;
-    } else if (EqualsIgnoreCase(opt, "STREAMS")) {
-      streams_at = i + 1;
-    } else if (!EqualsIgnoreCase(opt, "NOACK")) {
-      return;
-    }
-  }
-  if (streams_at == 0 || streams_at >= args.size()) return;
-  size_t n = args.size() - streams_at;
-  if (n % 2 != 0) return;
-  for (size_t i = 0; i < n / 2; ++i) out->push_back(streams_at + i);
-}
-
-struct XReadArgs {
-  int64_t timeout_ms = -1;  // -1: no BLOCK
-  size_t count = 0;         // 0: no limit
-  size_t streams_at = 0;
-  size_t streams = 0;
-};
-
-bool ParseXRead(Args args, XReadArgs* out, protocol::ReplyWriter& reply) {
-  for (size_t i = 1; i < args.size(); ++i) {
-    size_t more = args.size() - i - 1;
-    std::string_view opt = protocol::AsCString(args[i]);
-    if (EqualsIgnoreCase(opt, "BLOCK") && more) {
-      if (!protocol::ParseInt64(args[++i], &out->timeout_ms)) return reply.Error(errors::kTimeoutNotInteger), false;
-      if (out->timeout_ms < 0) return reply.Error(errors::kTimeoutNegative), false;
-    } else if (EqualsIgnoreCase(opt, "COUNT") && more) {
-      int64_t count;
-      if (!ParseLongLong(args[++i], &count, reply)) return false;
-      out->count = static_cast<size_t>(std::max<int64_t>(count, 0));
-    } else if (EqualsIgnoreCase(opt, "STREAMS") && more) {
-      out->streams_at = i + 1;
-      size_t n = args.size() - out->streams_at;
-      if (n % 2 != 0) {
-        // Redis names the command as the client wrote it.
-        reply.Error("ERR Unbalanced " + std::string(protocol::AsCString(args[0])) +
-                    " list of streams: for each stream key an ID or '$' must be specified.");
-        return false;
-      }
-      out->streams = n / 2;
-      break;
-    } else if (EqualsIgnoreCase(opt, "GROUP") && more >= 2) {
-      return reply.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."), false;
-    } else if (EqualsIgnoreCase(opt, "NOACK")) {
-      return reply.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."), false;
-    } else {
-      return reply.Error(errors::kSyntax), false;
-    }
-  }
-  if (out->streams_at == 0) return reply.Error(errors::kSyntax), false;
-  return true;
-}
-
-// One stream of XREAD's reply: its name and its entries after `after` (RESP2 pairs them in
-// an array; RESP3 makes them a map's key and value).
-void ReplyStream(protocol::ReplyWriter& reply, std::string_view key, const Stream& s, StreamId after, size_t count) {
-  if (reply.version() == protocol::RespVersion::kResp2) reply.ArrayHeader(2);
-  reply.Bulk(key);
-  after.Increment();
-  ReplyRange(reply, s, after, StreamId::Max(), false, count);
-}
-
-void StreamsHeader(protocol::ReplyWriter& reply, size_t n) {
-  reply.version() == protocol::RespVersion::kResp2 ? reply.ArrayHeader(n) : reply.MapHeader(n);
-}
-
-// A blocked XREAD, served by the first of its streams to pass its id. Redis wakes a reader
-// once the stream's last id passes (XSETID can do that without an entry); the first try,
-// made as the client blocks, wants an entry, as the synchronous read did.
-ServeFn ServeXRead(std::map<std::string, StreamId, std::less<>> after, size_t count) {
-  return [after = std::move(after), count, first_try = true](ServeAttempt& a) mutable {
-    bool initial = std::exchange(first_try, false);
-    Entry* e = a.db.Find(a.key, a.now_ms);
-    if (e == nullptr || e->type() != ValueType::kStream) return ServeResult::kNotReady;
-    const Stream& s = stream::Of(e);
-    StreamId gt = after.find(a.key)->second;
-    if (!((initial ? LastLiveId(s) : s.last_id()) > gt)) return ServeResult::kNotReady;
-    if (!a.Claim()) return ServeResult::kClaimLost;
-    protocol::ReplyWriter reply = a.Reply();
-    StreamsHeader(reply, 1);
-    ReplyStream(reply, a.key, s, gt, count);
-    return ServeResult::kServed;
-  };
-}
-
-// Resolves XREAD's ids (`$` to the stream's last id) and answers with every stream that has
-// entries after its id; false when there is none and nothing was replied.
-bool ReadAtOnce(ConnCommand& c, Args keys, Args id_args, size_t count, std::vector<StreamId>* after) {
-  ShardSet& shards = c.server.shards();
-  std::vector<uint32_t> ids;
-  for (std::string_view key : keys) ids.push_back(shards.ShardFor(key));
-  bool answered = false;
-  shards.RunHolding(ids, [&] {
-    int64_t now = c.server.clock().NowMs();
-    auto find = [&](size_t i, Lookup kind) {
-      engine::Shard& shard = shards.shard(shards.ShardFor(keys[i]));
-      return FindKey(shard, shard.db(c.session.db), keys[i], now, kind);
-    };
-    for (size_t i = 0; i < keys.size(); ++i) {
-      Entry* e = find(i, Lookup::kRead);
-      answered = true;
-      if (e != nullptr && e->type() != ValueType::kStream) return c.reply.Error(errors::kWrongType);
-      std::string_view id = protocol::AsCString(id_args[i]);
-      if (id == "$") {
-        (*after)[i] = e == nullptr ? StreamId::Min() : stream::Of(e).last_id();
-      } else if (id == ">") {
-        return c.reply.Error(
-            "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
-      } else if (!ParseStrictId(id_args[i], &(*after)[i], c.reply)) {
-        return;
-      }
-      answered = false;
-    }
-    std::string body;
-    protocol::ReplyWriter out(&body, c.reply.version());
-    size_t served = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      Entry* e = find(i, Lookup::kReadQuiet);
-      if (e == nullptr || !(LastLiveId(stream::Of(e)) > (*after)[i])) continue;
-      ++served;
-      ReplyStream(out, keys[i], stream::Of(e), (*after)[i], count);
-    }
-    if (served == 0) return;
-    StreamsHeader(c.reply, served);
-    c.reply.buffer()->append(body);
-    c.charge.Add(engine::RuOp::kRead, body.size());
-    answered = true;
-  });
-  return answered;
-}
-
-// XREAD [COUNT n] [BLOCK ms] STREAMS key [key ...] id [id ...]
-awaitable<void> CmdXRead(ConnCommand& c) {
-  XReadArgs a;
-  if (!ParseXRead(c.args, &a, c.reply)) return Answered();
-  Args keys = c.args.subspan(a.streams_at, a.streams);
-  Args id_args = c.args.subspan(a.streams_at + a.streams, a.streams);
-  std::vector<StreamId> after(a.streams);
-  if (ReadAtOnce(c, keys, id_args, a.count, &after)) return Answered();
-  if (a.timeout_ms < 0) {
-    c.reply.NullArray();
-    return Answered();
-  }
-  // A key named twice waits for its first id, as Redis's blockForKeys keeps the first.
-  std::map<std::string, StreamId, std::less<>> after_by_key;
-  for (size_t i = 0; i < keys.size(); ++i) after_by_key.emplace(std::string(keys[i]), after[i]);
-  BlockRequest request;
-  request.keys.assign(keys.begin(), keys.end());
-  request.timeout_ms = a.timeout_ms;
-  request.serve = ServeXRead(std::move(after_by_key), a.count);
-  return BlockOn(c, std::move(request));
 }
 
 }  // namespace
@@ -641,9 +561,8 @@ void RegisterStreamCommands(CommandTable& table) {
   table.Add({"xsetid", -3, kW | kM | kF, 1, 1, 1, CmdXSetId, g, "An internal command for replicating stream values."});
   table.Add({"xinfo", -2, kR, 2, 2, 1, CmdXInfo, g, "A container for stream introspection commands."},
             {{"consumers", 4}, {"groups", 3}, {"help", 2}, {"stream", -3}});
-  CommandSpec xread{"xread", -4, kR | kB, 0, 0, 0, CmdXRead, g, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."};
-  xread.find_keys = XReadKeys;
-  table.Add(std::move(xread));
+  RegisterStreamReadCommands(table);
+  RegisterStreamGroupCommands(table);
 }
 
 }  // namespace lapse::server

@@ -1,0 +1,298 @@
+// Consumer groups: XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP, XACK and
+// XPENDING, as Redis 7.0's t_stream.c answers them (the data: engine/stream.h's
+// StreamGroup). XREADGROUP is in stream_read_commands.cc.
+//
+// As in Redis, XGROUP checks its options before the key, and the key and group before the
+// subcommand's arguments; XACK parses its ids only once the group is known (a missing key or
+// group acknowledges nothing), and XPENDING parses its range before looking anything up.
+// Idle times are measured on the command's clock (ShardCommand::now_ms).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/shard.h"
+#include "engine/stream.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/command_table.h"
+#include "server/help_reply.h"
+#include "server/key_util.h"
+#include "server/keyspace_events.h"
+#include "server/stream_util.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using engine::Entry;
+using engine::Stream;
+using engine::StreamGroup;
+using engine::StreamId;
+using engine::ValueType;
+using protocol::AsCString;
+using protocol::EqualsIgnoreCase;
+namespace stream = engine::stream;
+
+namespace {
+
+std::string NoSuchGroup(std::string_view group, std::string_view key) {
+  return "NOGROUP No such consumer group '" + std::string(AsCString(group)) + "' for key name '" +
+         std::string(AsCString(key)) + "'";
+}
+
+void XGroupHelp(ShardCommand& c) {
+  ReplyHelp(c.reply, {"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                      "CREATE <key> <groupname> <id|$> [option]",
+                      "    Create a new consumer group. Options are:",
+                      "    * MKSTREAM",
+                      "      Create the empty stream if it does not exist.",
+                      "    * ENTRIESREAD entries_read",
+                      "      Set the group's entries_read counter (internal use).",
+                      "CREATECONSUMER <key> <groupname> <consumer>",
+                      "    Create a new consumer in the specified group.",
+                      "DELCONSUMER <key> <groupname> <consumer>",
+                      "    Remove the specified consumer.",
+                      "DESTROY <key> <groupname>",
+                      "    Remove the specified group.",
+                      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+                      "    Set the current group ID and entries_read counter."});
+}
+
+// CREATE's and SETID's options after the id: MKSTREAM (CREATE only) and ENTRIESREAD.
+bool ParseGroupOptions(ShardCommand& c, bool create, bool* mkstream, int64_t* entries_read) {
+  for (size_t i = 5; i < c.args.size();) {
+    std::string_view opt = AsCString(c.args[i]);
+    if (create && EqualsIgnoreCase(opt, "MKSTREAM")) {
+      *mkstream = true;
+      ++i;
+    } else if (EqualsIgnoreCase(opt, "ENTRIESREAD") && i + 1 < c.args.size()) {
+      if (!ParseLongLong(c.args[i + 1], entries_read, c.reply)) return false;
+      if (*entries_read < 0 && *entries_read != StreamGroup::kInvalidEntriesRead) {
+        return c.reply.Error("ERR value for ENTRIESREAD must be positive or -1"), false;
+      }
+      i += 2;
+    } else {
+      return c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "XGROUP")), false;
+    }
+  }
+  return true;
+}
+
+// The group's new last id: `$` for the stream's last id (0-0 without a stream).
+bool ParseGroupId(ShardCommand& c, const Stream* s, bool strict, StreamId* id) {
+  if (AsCString(c.args[4]) == "$") return *id = s != nullptr ? s->last_id() : StreamId::Min(), true;
+  return ParseId(c.args[4], 0, strict, id, nullptr, c.reply);
+}
+
+void Notify(ShardCommand& c, std::string_view event) { NotifyKeyspace(c, kEventStream, event, c.args[2]); }
+
+void XGroupCreate(ShardCommand& c, Entry* e, bool mkstream, int64_t entries_read) {
+  Stream* s = e != nullptr ? &stream::Of(e) : nullptr;
+  StreamId id;
+  if (!ParseGroupId(c, s, true, &id)) return;
+  if (s == nullptr) {
+    e = stream::Create(c.db, c.args[2], c.now_ms);
+    s = &stream::Of(e);
+    c.db.Touch(c.args[2]);
+  }
+  auto [it, created] = s->groups().try_emplace(std::string(c.args[3]));
+  if (!created) return c.reply.Error("BUSYGROUP Consumer Group name already exists");
+  it->second.last_id = id;
+  it->second.entries_read = entries_read;
+  c.reply.Ok();
+  Notify(c, "xgroup-create");
+}
+
+// XGROUP subcommand key group ...: Redis's xgroupCommand.
+void CmdXGroup(ShardCommand& c) {
+  std::string_view sub = AsCString(c.args[1]);
+  if (EqualsIgnoreCase(sub, "HELP")) return XGroupHelp(c);
+  bool create = EqualsIgnoreCase(sub, "CREATE");
+  bool mkstream = false;
+  int64_t entries_read = StreamGroup::kInvalidEntriesRead;
+  if ((create || EqualsIgnoreCase(sub, "SETID")) && !ParseGroupOptions(c, create, &mkstream, &entries_read)) return;
+  bool wrong = false;
+  Entry* e = FindTyped(c, c.args[2], ValueType::kStream, &wrong, Lookup::kWrite);
+  if (wrong) return;
+  StreamGroup* group = e != nullptr ? stream::Of(e).FindGroup(c.args[3]) : nullptr;
+  if (!mkstream) {
+    if (e == nullptr) {
+      return c.reply.Error(
+          "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM "
+          "option to create an empty stream automatically.");
+    }
+    if (group == nullptr && !create && !EqualsIgnoreCase(sub, "DESTROY")) {
+      return c.reply.Error(NoSuchGroup(c.args[3], c.args[2]));
+    }
+  }
+  size_t argc = c.args.size();
+  if (create && argc >= 5 && argc <= 8) return XGroupCreate(c, e, mkstream, entries_read);
+  if (EqualsIgnoreCase(sub, "SETID") && (argc == 5 || argc == 7)) {
+    StreamId id;
+    if (!ParseGroupId(c, &stream::Of(e), false, &id)) return;
+    group->last_id = id;
+    group->entries_read = entries_read;
+    c.reply.Ok();
+    return Notify(c, "xgroup-setid");
+  }
+  if (EqualsIgnoreCase(sub, "DESTROY") && argc == 4) {
+    if (group == nullptr) return c.reply.Integer(0);
+    stream::Of(e).groups().erase(std::string(c.args[3]));
+    c.reply.Integer(1);
+    Notify(c, "xgroup-destroy");
+    // Readers blocked on the group learn that it is gone.
+    c.db.Touch(c.args[2]);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "CREATECONSUMER") && argc == 5) {
+    bool created = group->AddConsumer(c.args[4], c.now_ms);
+    c.reply.Integer(created ? 1 : 0);
+    if (created) Notify(c, "xgroup-createconsumer");
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "DELCONSUMER") && argc == 5) {
+    auto it = group->consumers.find(c.args[4]);
+    if (it == group->consumers.end()) return c.reply.Integer(0);
+    auto pending = static_cast<int64_t>(it->second.pending.size());
+    for (const auto& [id, unused] : it->second.pending) group->pel.erase(id);
+    group->consumers.erase(it);
+    c.reply.Integer(pending);
+    return Notify(c, "xgroup-delconsumer");
+  }
+  c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "XGROUP"));
+}
+
+// XACK key group id [id ...]
+void CmdXAck(ShardCommand& c) {
+  bool wrong = false;
+  Entry* e = FindTyped(c, c.args[1], ValueType::kStream, &wrong, Lookup::kRead);
+  if (wrong) return;
+  StreamGroup* group = e != nullptr ? stream::Of(e).FindGroup(c.args[2]) : nullptr;
+  if (group == nullptr) return c.reply.Integer(0);
+  // All ids are checked first: an error must not follow a partial acknowledgement.
+  std::vector<StreamId> ids(c.args.size() - 3);
+  for (size_t j = 3; j < c.args.size(); ++j) {
+    if (!ParseStrictId(c.args[j], &ids[j - 3], c.reply)) return;
+  }
+  int64_t acknowledged = 0;
+  for (StreamId id : ids) acknowledged += group->Acknowledge(id) ? 1 : 0;
+  c.charge.Add(engine::RuOp::kDelete, c.args[1].size() * static_cast<size_t>(std::max<int64_t>(acknowledged, 1)));
+  c.reply.Integer(acknowledged);
+}
+
+// XPENDING key group: the count, first and last ids, and each consumer's count.
+void ReplyPendingSummary(ShardCommand& c, const StreamGroup& group) {
+  c.reply.ArrayHeader(4);
+  c.reply.Integer(static_cast<int64_t>(group.pel.size()));
+  if (group.pel.empty()) {
+    c.reply.Null();
+    c.reply.Null();
+    c.reply.NullArray();
+    return;
+  }
+  c.reply.Bulk(group.pel.begin()->first.ToString());
+  c.reply.Bulk(group.pel.rbegin()->first.ToString());
+  size_t with_pending = 0;
+  for (const auto& [name, consumer] : group.consumers) with_pending += consumer.pending.empty() ? 0 : 1;
+  c.reply.ArrayHeader(with_pending);
+  for (const auto& [name, consumer] : group.consumers) {
+    if (consumer.pending.empty()) continue;
+    c.reply.ArrayHeader(2);
+    c.reply.Bulk(name);
+    c.reply.Bulk(std::to_string(consumer.pending.size()));
+  }
+}
+
+struct PendingRange {
+  int64_t min_idle = 0;
+  StreamId start, end;
+  int64_t count = 0;
+  std::string_view consumer;  // empty data(): every consumer
+};
+
+// XPENDING's extended form: [IDLE ms] start end count [consumer]; false after replying.
+bool ParsePendingRange(ShardCommand& c, PendingRange* out) {
+  size_t at = 3;
+  if (EqualsIgnoreCase(AsCString(c.args[3]), "IDLE")) {
+    if (!ParseLongLong(c.args[4], &out->min_idle, c.reply)) return false;
+    if (c.args.size() < 8) return c.reply.Error(errors::kSyntax), false;
+    at += 2;
+  }
+  if (!ParseLongLong(c.args[at + 2], &out->count, c.reply)) return false;
+  out->count = std::max<int64_t>(out->count, 0);
+  bool start_ex = false, end_ex = false;
+  if (!ParseIntervalId(c.args[at], 0, &out->start, &start_ex, c.reply)) return false;
+  if (start_ex && !out->start.Increment()) return c.reply.Error("ERR invalid start ID for the interval"), false;
+  if (!ParseIntervalId(c.args[at + 1], UINT64_MAX, &out->end, &end_ex, c.reply)) return false;
+  if (end_ex && !out->end.Decrement()) return c.reply.Error("ERR invalid end ID for the interval"), false;
+  if (at + 3 < c.args.size()) out->consumer = c.args[at + 3];
+  return true;
+}
+
+void ReplyPendingRange(ShardCommand& c, const StreamGroup& group, const PendingRange& range) {
+  const engine::StreamConsumer* consumer = nullptr;
+  if (range.consumer.data() != nullptr) {
+    auto it = group.consumers.find(range.consumer);
+    if (it == group.consumers.end()) return c.reply.ArrayHeader(0);
+    consumer = &it->second;
+  }
+  std::string body;
+  protocol::ReplyWriter out(&body, c.reply.version());
+  size_t n = 0;
+  int64_t left = range.count;
+  auto visit = [&](StreamId id) {
+    const engine::StreamPending& nack = group.pel.find(id)->second;
+    int64_t idle = c.now_ms - nack.delivery_time_ms;
+    if (range.min_idle != 0 && idle < range.min_idle) return;
+    ++n, --left;
+    out.ArrayHeader(4);
+    out.Bulk(id.ToString());
+    out.Bulk(nack.consumer);
+    out.Integer(std::max<int64_t>(idle, 0));
+    out.Integer(static_cast<int64_t>(nack.delivery_count));
+  };
+  if (consumer != nullptr) {
+    for (auto it = consumer->pending.lower_bound(range.start); left > 0 && it != consumer->pending.end() &&
+                                                               it->first <= range.end; ++it) {
+      visit(it->first);
+    }
+  } else {
+    for (auto it = group.pel.lower_bound(range.start); left > 0 && it != group.pel.end() && it->first <= range.end;
+         ++it) {
+      visit(it->first);
+    }
+  }
+  c.reply.ArrayHeader(n);
+  c.reply.buffer()->append(body);
+}
+
+// XPENDING key group [[IDLE min-idle] start end count [consumer]]
+void CmdXPending(ShardCommand& c) {
+  size_t argc = c.args.size();
+  if (argc != 3 && (argc < 6 || argc > 9)) return c.reply.Error(errors::kSyntax);
+  PendingRange range;
+  if (argc >= 6 && !ParsePendingRange(c, &range)) return;
+  bool wrong = false;
+  Entry* e = FindTyped(c, c.args[1], ValueType::kStream, &wrong, Lookup::kRead);
+  if (wrong) return;
+  const StreamGroup* group = e != nullptr ? stream::Of(e).FindGroup(c.args[2]) : nullptr;
+  if (group == nullptr) {
+    return c.reply.Error("NOGROUP No such key '" + std::string(AsCString(c.args[1])) + "' or consumer group '" +
+                         std::string(AsCString(c.args[2])) + "'");
+  }
+  ChargeRead(c.charge, c.args[1], nullptr);
+  if (argc == 3) return ReplyPendingSummary(c, *group);
+  ReplyPendingRange(c, *group, range);
+}
+
+}  // namespace
+
+void RegisterStreamGroupCommands(CommandTable& table) {
+  const char* g = "stream";
+  table.Add({"xgroup", -2, kWrite, 2, 2, 1, CmdXGroup, g, "A container for consumer groups commands."},
+            {{"create", -5}, {"createconsumer", 5}, {"delconsumer", 5}, {"destroy", 4}, {"help", 2}, {"setid", -5}});
+  table.Add({"xack", -4, kWrite | kFast, 1, 1, 1, CmdXAck, g, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."});
+  table.Add({"xpending", -3, kReadOnly, 1, 1, 1, CmdXPending, g, "Returns the information and entries from a stream consumer group's pending entries list."});
+}
+
+}  // namespace lapse::server
