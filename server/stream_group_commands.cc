@@ -1,5 +1,5 @@
-// Consumer groups: XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP, XACK and
-// XPENDING, as Redis 7.0's t_stream.c answers them (the data: engine/stream.h's
+// Consumer groups: XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP, XACK,
+// XPENDING, XCLAIM and XAUTOCLAIM, as Redis 7.0's t_stream.c answers them (the data: engine/stream.h's
 // StreamGroup). XREADGROUP is in stream_read_commands.cc.
 //
 // As in Redis, XGROUP checks its options before the key, and the key and group before the
@@ -285,6 +285,205 @@ void CmdXPending(ShardCommand& c) {
   ReplyPendingRange(c, *group, range);
 }
 
+// ---- XCLAIM, XAUTOCLAIM ----
+
+// The stream and group of XCLAIM/XAUTOCLAIM, or nullptr after replying (WRONGTYPE, NOGROUP).
+StreamGroup* FindClaimGroup(ShardCommand& c, Stream** s) {
+  bool wrong = false;
+  Entry* e = FindTyped(c, c.args[1], ValueType::kStream, &wrong, Lookup::kRead);
+  if (wrong) return nullptr;
+  StreamGroup* group = e != nullptr ? stream::Of(e).FindGroup(c.args[2]) : nullptr;
+  if (group == nullptr) {
+    c.reply.Error("NOGROUP No such key '" + std::string(AsCString(c.args[1])) + "' or consumer group '" +
+                  std::string(AsCString(c.args[2])) + "'");
+    return nullptr;
+  }
+  *s = &stream::Of(e);
+  return group;
+}
+
+// Moves the pending entry `nack` (of `id`) to `consumer`, delivered at `time_ms`.
+void TakeOver(StreamGroup& group, StreamId id, engine::StreamPending& nack, std::string_view consumer,
+              int64_t time_ms) {
+  if (nack.consumer != consumer) {
+    auto owner = group.consumers.find(nack.consumer);
+    if (owner != group.consumers.end()) owner->second.pending.erase(id);
+    group.consumers.find(consumer)->second.pending.emplace(id, std::monostate{});
+    nack.consumer = std::string(consumer);
+  }
+  nack.delivery_time_ms = time_ms;
+}
+
+// An entry claimed: its id alone (JUSTID) or the entry.
+void ReplyClaimed(protocol::ReplyWriter& out, const Stream& s, StreamId id, bool justid) {
+  if (justid) return out.Bulk(id.ToString());
+  s.Lookup(id, [&](StreamId, std::span<const std::string_view> fv) {
+    ReplyEntry(out, id, fv);
+    return false;
+  });
+}
+
+// The consumer claiming, created (with its event) on the first claim, as Redis does.
+void ClaimingConsumer(ShardCommand& c, StreamGroup& group, bool* seen) {
+  if (*seen) return;
+  *seen = true;
+  if (group.AddConsumer(c.args[3], c.now_ms)) NotifyKeyspace(c, kEventStream, "xgroup-createconsumer", c.args[1]);
+  group.consumers.find(c.args[3])->second.seen_time_ms = c.now_ms;
+}
+
+struct ClaimOptions {
+  int64_t delivery_time = -1;  // -1: now
+  int64_t retry_count = -1;    // -1: one more delivery (none with JUSTID)
+  bool force = false, justid = false;
+  StreamId last_id;
+};
+
+// XCLAIM's options after its ids; false after replying.
+bool ParseClaimOptions(ShardCommand& c, size_t j, ClaimOptions* o) {
+  auto number = [&](size_t at, int64_t* out, const char* what) {
+    if (protocol::ParseInt64(c.args[at], out)) return true;
+    c.reply.Error(std::string("ERR Invalid ") + what + " option argument for XCLAIM");
+    return false;
+  };
+  for (; j < c.args.size(); ++j) {
+    bool more = j + 1 < c.args.size();
+    std::string_view opt = AsCString(c.args[j]);
+    if (EqualsIgnoreCase(opt, "FORCE")) {
+      o->force = true;
+    } else if (EqualsIgnoreCase(opt, "JUSTID")) {
+      o->justid = true;
+    } else if (EqualsIgnoreCase(opt, "IDLE") && more) {
+      if (!number(++j, &o->delivery_time, "IDLE")) return false;
+      o->delivery_time = c.now_ms - o->delivery_time;
+    } else if (EqualsIgnoreCase(opt, "TIME") && more) {
+      if (!number(++j, &o->delivery_time, "TIME")) return false;
+    } else if (EqualsIgnoreCase(opt, "RETRYCOUNT") && more) {
+      if (!number(++j, &o->retry_count, "RETRYCOUNT")) return false;
+    } else if (EqualsIgnoreCase(opt, "LASTID") && more) {
+      if (!ParseStrictId(c.args[++j], &o->last_id, c.reply)) return false;
+    } else {
+      c.reply.Error("ERR Unrecognized XCLAIM option '" + std::string(opt) + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+// XCLAIM key group consumer min-idle id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n] [FORCE]
+// [JUSTID] [LASTID id]
+void CmdXClaim(ShardCommand& c) {
+  Stream* s = nullptr;
+  StreamGroup* group = FindClaimGroup(c, &s);
+  if (group == nullptr) return;
+  int64_t min_idle;
+  if (!protocol::ParseInt64(c.args[4], &min_idle)) return c.reply.Error("ERR Invalid min-idle-time argument for XCLAIM");
+  min_idle = std::max<int64_t>(min_idle, 0);
+  // The ids run up to the first argument that is no id; options follow.
+  std::vector<StreamId> ids;
+  size_t j = 5;
+  for (StreamId id; j < c.args.size() && engine::ParseStreamId(AsCString(c.args[j]), 0, &id) &&
+                    AsCString(c.args[j]).size() == c.args[j].size();
+       ++j) {
+    ids.push_back(id);
+  }
+  ClaimOptions o;
+  if (!ParseClaimOptions(c, j, &o)) return;
+  if (o.last_id > group->last_id) group->last_id = o.last_id;
+  int64_t delivery = o.delivery_time < 0 || o.delivery_time > c.now_ms ? c.now_ms : o.delivery_time;
+  std::string body;
+  protocol::ReplyWriter out(&body, c.reply.version());
+  size_t n = 0;
+  bool seen = false;
+  for (StreamId id : ids) {
+    auto nack = group->pel.find(id);
+    if (!s->Lookup(id, [](StreamId, std::span<const std::string_view>) { return false; })) {
+      // A pending entry deleted from the stream leaves the PEL.
+      if (nack != group->pel.end()) group->Acknowledge(id);
+      continue;
+    }
+    bool forced = false;
+    if (o.force && nack == group->pel.end()) {
+      nack = group->pel.emplace(id, engine::StreamPending{"", c.now_ms, 1}).first;
+      forced = true;
+    }
+    if (nack == group->pel.end()) continue;
+    if (!forced && min_idle != 0 && c.now_ms - nack->second.delivery_time_ms < min_idle) continue;
+    ClaimingConsumer(c, *group, &seen);
+    TakeOver(*group, id, nack->second, c.args[3], delivery);
+    if (o.retry_count >= 0) {
+      nack->second.delivery_count = static_cast<uint64_t>(o.retry_count);
+    } else if (!o.justid) {
+      ++nack->second.delivery_count;
+    }
+    ReplyClaimed(out, *s, id, o.justid);
+    ++n;
+  }
+  c.reply.ArrayHeader(n);
+  c.reply.buffer()->append(body);
+}
+
+// XAUTOCLAIM key group consumer min-idle start [COUNT n] [JUSTID]: Redis 7's reply of the
+// next cursor, the claimed entries and the ids found deleted (and dropped from the PEL).
+void CmdXAutoClaim(ShardCommand& c) {
+  int64_t min_idle;
+  if (!protocol::ParseInt64(c.args[4], &min_idle)) {
+    return c.reply.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM");
+  }
+  min_idle = std::max<int64_t>(min_idle, 0);
+  StreamId start;
+  bool start_ex = false;
+  if (!ParseIntervalId(c.args[5], 0, &start, &start_ex, c.reply)) return;
+  if (start_ex && !start.Increment()) return c.reply.Error("ERR invalid start ID for the interval");
+  int64_t count = 100;
+  bool justid = false;
+  for (size_t j = 6; j < c.args.size(); ++j) {
+    std::string_view opt = AsCString(c.args[j]);
+    if (EqualsIgnoreCase(opt, "COUNT") && j + 1 < c.args.size()) {
+      constexpr int64_t kMaxCount = INT64_MAX / 16;  // LONG_MAX / max(sizeof(streamID), 10)
+      if (!protocol::ParseInt64(c.args[++j], &count) || count < 1 || count > kMaxCount) {
+        return c.reply.Error("ERR COUNT must be > 0");
+      }
+    } else if (EqualsIgnoreCase(opt, "JUSTID")) {
+      justid = true;
+    } else {
+      return c.reply.Error(errors::kSyntax);
+    }
+  }
+  Stream* s = nullptr;
+  StreamGroup* group = FindClaimGroup(c, &s);
+  if (group == nullptr) return;
+  std::string body;
+  protocol::ReplyWriter out(&body, c.reply.version());
+  size_t n = 0;
+  std::vector<StreamId> deleted;
+  bool seen = false;
+  int64_t attempts = count * 10;
+  // `it` is what Redis's iterator would return next.
+  auto it = group->pel.lower_bound(start);
+  while (attempts-- > 0 && count > 0 && it != group->pel.end()) {
+    auto current = it++;
+    StreamId id = current->first;
+    if (!s->Lookup(id, [](StreamId, std::span<const std::string_view>) { return false; })) {
+      group->Acknowledge(id);
+      deleted.push_back(id);
+      --count;
+      continue;
+    }
+    if (min_idle != 0 && c.now_ms - current->second.delivery_time_ms < min_idle) continue;
+    ClaimingConsumer(c, *group, &seen);
+    TakeOver(*group, id, current->second, c.args[3], c.now_ms);
+    if (!justid) ++current->second.delivery_count;
+    ReplyClaimed(out, *s, id, justid);
+    ++n, --count;
+  }
+  c.reply.ArrayHeader(3);
+  c.reply.Bulk((it == group->pel.end() ? StreamId::Min() : it->first).ToString());
+  c.reply.ArrayHeader(n);
+  c.reply.buffer()->append(body);
+  c.reply.ArrayHeader(deleted.size());
+  for (StreamId id : deleted) c.reply.Bulk(id.ToString());
+}
+
 }  // namespace
 
 void RegisterStreamGroupCommands(CommandTable& table) {
@@ -292,6 +491,8 @@ void RegisterStreamGroupCommands(CommandTable& table) {
   table.Add({"xgroup", -2, kWrite, 2, 2, 1, CmdXGroup, g, "A container for consumer groups commands."},
             {{"create", -5}, {"createconsumer", 5}, {"delconsumer", 5}, {"destroy", 4}, {"help", 2}, {"setid", -5}});
   table.Add({"xack", -4, kWrite | kFast, 1, 1, 1, CmdXAck, g, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."});
+  table.Add({"xclaim", -6, kWrite | kFast, 1, 1, 1, CmdXClaim, g, "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."});
+  table.Add({"xautoclaim", -6, kWrite | kFast, 1, 1, 1, CmdXAutoClaim, g, "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."});
   table.Add({"xpending", -3, kReadOnly, 1, 1, 1, CmdXPending, g, "Returns the information and entries from a stream consumer group's pending entries list."});
 }
 
