@@ -426,3 +426,96 @@ def test_redis_py_stream_api(r):
     assert r.xlen("events") == 0
     assert r.execute_command("XSETID", "events", "10-0") == "OK"
     assert r.xadd("events", {"a": "1"}, id="10-*") == "10-1"
+
+
+# ---- consumer groups, beyond byte-for-byte comparison (idle times are the servers' clocks)
+
+
+def as_dict(flat):
+    return {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+
+
+def test_xpending_extended_and_xinfo_consumers(raw):
+    raw.call("XADD", "s", "1-0", "a", "1")
+    raw.call("XADD", "s", "2-0", "b", "2")
+    raw.call("XGROUP", "CREATE", "s", "g", "0")
+    raw.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", ">")
+    raw.call("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">")
+    rows = raw.call("XPENDING", "s", "g", "-", "+", "10")
+    assert [(r[0], r[1], r[3]) for r in rows] == [(b"1-0", b"alice", 1), (b"2-0", b"bob", 1)]
+    assert all(0 <= r[2] < 3_600_000 for r in rows)
+    assert [r[0] for r in raw.call("XPENDING", "s", "g", "IDLE", "0", "-", "+", "10", "bob")] == [b"2-0"]
+    assert [r[0] for r in raw.call("XPENDING", "s", "g", "(1-0", "+", "1")] == [b"2-0"]
+    # History reads deliver again: the count grows.
+    raw.call("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0")
+    assert raw.call("XPENDING", "s", "g", "-", "+", "1")[0][3] == 2
+    consumers = [as_dict(c) for c in raw.call("XINFO", "CONSUMERS", "s", "g")]
+    assert [(c[b"name"], c[b"pending"]) for c in consumers] == [(b"alice", 1), (b"bob", 1)]
+    assert all(0 <= c[b"idle"] < 3_600_000 for c in consumers)
+    # XCLAIM with IDLE sets the delivery time back; XAUTOCLAIM's min-idle then takes it.
+    assert raw.call("XCLAIM", "s", "g", "carol", "0", "1-0", "IDLE", "500000", "JUSTID") == [b"1-0"]
+    assert raw.call("XPENDING", "s", "g", "IDLE", "400000", "-", "+", "10")[0][:2] == [b"1-0", b"carol"]
+    assert raw.call("XAUTOCLAIM", "s", "g", "dave", "400000", "0", "JUSTID") == [b"0-0", [b"1-0"], []]
+
+
+def test_xinfo_stream_full_shows_groups(raw):
+    raw.call("XADD", "s", "1-0", "a", "1")
+    raw.call("XGROUP", "CREATE", "s", "g", "0")
+    raw.call("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
+    info = as_dict(raw.call("XINFO", "STREAM", "s", "FULL"))
+    group = as_dict(info[b"groups"][0])
+    assert (group[b"name"], group[b"last-delivered-id"], group[b"entries-read"], group[b"lag"], group[b"pel-count"]) == (
+        b"g", b"1-0", 1, 0, 1)
+    assert [(p[0], p[1], p[3]) for p in group[b"pending"]] == [(b"1-0", b"alice", 1)]
+    consumer = as_dict(group[b"consumers"][0])
+    assert (consumer[b"name"], consumer[b"pel-count"], [p[0] for p in consumer[b"pending"]]) == (b"alice", 1, [b"1-0"])
+    assert consumer[b"seen-time"] > 0 and group[b"pending"][0][2] > 0
+
+
+def test_blocked_xreadgroup_woken_by_xadd_on_another_shard(connect):
+    readers = [connect() for _ in range(3)]
+    writer = connect()
+    for key in SPREAD_KEYS[:3]:
+        writer.call("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
+    for i, reader in enumerate(readers):  # one at a time: the order of the wait queues is theirs
+        reader.send("XREADGROUP", "GROUP", "g", f"c{i}", "BLOCK", "0", "STREAMS", *SPREAD_KEYS[:3], ">", ">", ">")
+        wait_blocked(writer, i + 1)
+    writer.call("XADD", SPREAD_KEYS[2], "1-0", "job", "1")
+    # The first blocked reader gets the entry; it is pending for it.
+    assert readers[0].read_reply() == [[SPREAD_KEYS[2].encode(), [[b"1-0", [b"job", b"1"]]]]]
+    wait_blocked(writer, 2)
+    assert writer.call("XPENDING", SPREAD_KEYS[2], "g") == [1, b"1-0", b"1-0", [[b"c0", b"1"]]]
+    writer.call("XADD", SPREAD_KEYS[0], "1-0", "job", "2")
+    assert readers[1].read_reply() == [[SPREAD_KEYS[0].encode(), [[b"1-0", [b"job", b"2"]]]]]
+    assert writer.call("XACK", SPREAD_KEYS[0], "g", "1-0") == 1
+    # Destroying the group wakes its last reader with NOGROUP.
+    writer.call("XGROUP", "DESTROY", SPREAD_KEYS[1], "g")
+    assert readers[2].read_reply() == E("NOGROUP the consumer group this client was blocked on no longer exists")
+
+
+def test_blocked_xreadgroup_noack_times_out(connect):
+    reader = connect()
+    reader.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    reader.send("XREADGROUP", "GROUP", "g", "c", "NOACK", "BLOCK", "30", "STREAMS", "s", ">")
+    assert reader.read_reply_raw() == b"*-1\r\n"
+
+
+def test_redis_py_consumer_group_api(r):
+    r.xgroup_create("jobs", "workers", id="0", mkstream=True)
+    r.xadd("jobs", {"task": "a"}, id="1-0")
+    r.xadd("jobs", {"task": "b"}, id="2-0")
+    got = r.xreadgroup("workers", "w1", {"jobs": ">"}, count=1)
+    assert got == [["jobs", [("1-0", {"task": "a"})]]]
+    assert r.xreadgroup("workers", "w2", {"jobs": ">"}) == [["jobs", [("2-0", {"task": "b"})]]]
+    assert r.xack("jobs", "workers", "1-0") == 1
+    summary = r.xpending("jobs", "workers")
+    assert (summary["pending"], summary["min"], summary["max"]) == (1, "2-0", "2-0")
+    assert summary["consumers"] == [{"name": "w2", "pending": 1}]
+    claimed = r.xautoclaim("jobs", "workers", "w1", min_idle_time=0, start_id="0")
+    assert claimed[0] == "0-0" and claimed[1] == [("2-0", {"task": "b"})]
+    info = r.xinfo_stream("jobs")
+    assert (info["length"], info["groups"], info["last-generated-id"]) == (2, 1, "2-0")
+    groups = r.xinfo_groups("jobs")
+    assert [(g["name"], g["pending"], g["lag"], g["entries-read"]) for g in groups] == [("workers", 1, 0, 2)]
+    assert r.xgroup_delconsumer("jobs", "workers", "w1") == 1
+    assert r.xgroup_destroy("jobs", "workers") == 1
