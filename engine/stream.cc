@@ -417,6 +417,16 @@ size_t Stream::Bytes() const {
   constexpr size_t kTreeNodeBytes = 4 * sizeof(void*) + sizeof(StreamId) + sizeof(Node);
   size_t bytes = sizeof(Stream);
   for (const auto& [master, node] : nodes_) bytes += kTreeNodeBytes + node.bytes.capacity();
+  // Groups: a tree node per group, per consumer, and per pending entry (twice: the group's
+  // PEL and its consumer's).
+  constexpr size_t kMapNode = 4 * sizeof(void*);
+  for (const auto& [name, group] : groups_) {
+    bytes += kMapNode + sizeof(std::string) + sizeof(StreamGroup) + name.capacity();
+    for (const auto& [id, nack] : group.pel) bytes += 2 * (kMapNode + sizeof(StreamId)) + sizeof(nack);
+    for (const auto& [consumer, state] : group.consumers) {
+      bytes += kMapNode + sizeof(std::string) + sizeof(StreamConsumer) + consumer.capacity();
+    }
+  }
   return bytes;
 }
 

@@ -155,5 +155,51 @@ TEST(StreamTest, MatchesAModelUnderRandomEdits) {
   EXPECT_EQ(Contents(s, true), model);
 }
 
+TEST(StreamGroupTest, DeliverMovesOwnershipAndAcknowledgeDropsIt) {
+  StreamGroup g;
+  g.AddConsumer("alice", 10);
+  EXPECT_FALSE(g.AddConsumer("alice", 20));
+  EXPECT_EQ(g.consumers.at("alice").seen_time_ms, 10);
+  g.AddConsumer("bob", 10);
+  g.Deliver({1, 0}, "alice", 100);
+  g.Deliver({2, 0}, "alice", 100);
+  g.pel.at({1, 0}).delivery_count = 5;
+  g.Deliver({1, 0}, "bob", 200);  // XGROUP SETID let it be read again
+  EXPECT_EQ(g.pel.at({1, 0}).consumer, "bob");
+  EXPECT_EQ(g.pel.at({1, 0}).delivery_count, 1u);
+  EXPECT_EQ(g.pel.at({1, 0}).delivery_time_ms, 200);
+  EXPECT_EQ(g.consumers.at("alice").pending.size(), 1u);
+  EXPECT_EQ(g.consumers.at("bob").pending.size(), 1u);
+  EXPECT_TRUE(g.Acknowledge({1, 0}));
+  EXPECT_FALSE(g.Acknowledge({1, 0}));
+  EXPECT_TRUE(g.consumers.at("bob").pending.empty());
+  EXPECT_EQ(g.pel.size(), 1u);
+}
+
+// entries-read and lag follow Redis 7.0's estimates: exact while no deletion lies ahead of
+// the group, unknown (nullopt / kInvalidEntriesRead) once one does.
+TEST(StreamGroupTest, ReadCounterAndLagAsRedis) {
+  Stream s;
+  for (uint64_t i = 1; i <= 10; ++i) Add(s, {i, 0}, {"f", "v"});
+  StreamGroup g;  // created at 0 without ENTRIESREAD: nothing deleted, so all 10 are lag
+  EXPECT_EQ(s.Lag(g), 10);
+  EXPECT_EQ(s.EstimateDistance({0, 0}), 0);  // before the first entry, nothing deleted
+  s.AdvanceGroup(g, {1, 0});
+  EXPECT_EQ(g.entries_read, 1);
+  s.AdvanceGroup(g, {2, 0});
+  EXPECT_EQ(g.entries_read, 2);
+  EXPECT_EQ(s.Lag(g), 8);
+  EXPECT_TRUE(s.Delete({5, 0}));
+  EXPECT_TRUE(s.RangeHasTombstones({3, 0}, StreamId::Max()));
+  EXPECT_EQ(s.Lag(g), std::nullopt);
+  s.AdvanceGroup(g, {3, 0});
+  EXPECT_EQ(g.entries_read, StreamGroup::kInvalidEntriesRead);
+  s.AdvanceGroup(g, {10, 0});  // the last id: exact again
+  EXPECT_EQ(g.entries_read, 10);
+  EXPECT_EQ(s.Lag(g), 0);
+  EXPECT_EQ(s.EstimateDistance({11, 0}), StreamGroup::kInvalidEntriesRead);
+  EXPECT_EQ(s.LastLiveId(), (StreamId{10, 0}));
+}
+
 }  // namespace
 }  // namespace lapse::engine
