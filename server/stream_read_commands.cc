@@ -75,11 +75,27 @@ struct XReadArgs {
   bool noack = false;
 };
 
-bool ParseXRead(Args args, XReadArgs* out, protocol::ReplyWriter& reply) {
+// Whether the command comes from a script (EVAL, FCALL), as sort_command.cc tells: its
+// commands run inside the script's atomic step while the thread's script slot is running.
+bool CalledFromScript(Server& server) {
+  if (!ShardSet::InAtomicStep()) return false;
+  int thread = ShardSet::CurrentThreadIndex();
+  return server.running_scripts().SlotOf(thread >= 0 ? static_cast<size_t>(thread) : SIZE_MAX).running.load();
+}
+
+bool ParseXRead(ConnCommand& c, XReadArgs* out) {
+  Args args = c.args;
+  protocol::ReplyWriter& reply = c.reply;
   for (size_t i = 1; i < args.size(); ++i) {
     size_t more = args.size() - i - 1;
     std::string_view opt = protocol::AsCString(args[i]);
     if (EqualsIgnoreCase(opt, "BLOCK") && more) {
+      // Redis refuses BLOCK from a script outright (a blocking list command would time out).
+      if (CalledFromScript(c.server)) {
+        return reply.Error("ERR " + std::string(protocol::AsCString(args[0])) +
+                           " command is not allowed with BLOCK option from scripts"),
+               false;
+      }
       if (!protocol::ParseInt64(args[++i], &out->timeout_ms)) return reply.Error(errors::kTimeoutNotInteger), false;
       if (out->timeout_ms < 0) return reply.Error(errors::kTimeoutNegative), false;
     } else if (EqualsIgnoreCase(opt, "COUNT") && more) {
@@ -292,7 +308,7 @@ bool ReadAtOnce(ConnCommand& c, const XReadArgs& a, Args keys, Args id_args, std
 awaitable<void> Read(ConnCommand& c, bool grouped) {
   XReadArgs a;
   a.grouped = grouped;
-  if (!ParseXRead(c.args, &a, c.reply)) return Answered();
+  if (!ParseXRead(c, &a)) return Answered();
   Args keys = c.args.subspan(a.streams_at, a.streams);
   Args id_args = c.args.subspan(a.streams_at + a.streams, a.streams);
   std::vector<StreamId> after(a.streams);

@@ -236,6 +236,15 @@ SCENARIOS = {
         ("XGROUP", "CREATE", "e", "g", "$", "MKSTREAM"), ("XINFO", "GROUPS", "e"), ("XADD", "e", "1-0", "a", "1"),
         ("XINFO", "GROUPS", "e"), ("XINFO", "STREAM", "e"),
     ],
+    "scripts": [
+        ("EVAL", "redis.call('XADD', KEYS[1], '1-0', 'a', '1'); return redis.call('XREAD', 'STREAMS', KEYS[1], '0')",
+         "1", "s"),
+        ("EVAL", "return redis.call('XREAD', 'BLOCK', '0', 'STREAMS', KEYS[1], '$')", "1", "s"),
+        ("EVAL", "return redis.call('xreadgroup', 'GROUP', 'g', 'c', 'BLOCK', '10', 'STREAMS', KEYS[1], '>')", "1", "s"),
+        ("EVAL", "redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '0'); "
+         "return redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', KEYS[1], '>')", "1", "s"),
+        ("EVAL", "return redis.call('XINFO', 'GROUPS', KEYS[1])", "1", "s"),
+    ],
     "claims": [
         *numbered("c", 6), ("SET", "str", "v"), ("XGROUP", "CREATE", "c", "g", "0"),
         ("XREADGROUP", "GROUP", "g", "alice", "COUNT", "4", "STREAMS", "c", ">"),
