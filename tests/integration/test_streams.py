@@ -528,3 +528,16 @@ def test_redis_py_consumer_group_api(r):
     assert [(g["name"], g["pending"], g["lag"], g["entries-read"]) for g in groups] == [("workers", 1, 0, 2)]
     assert r.xgroup_delconsumer("jobs", "workers", "w1") == 1
     assert r.xgroup_destroy("jobs", "workers") == 1
+
+
+def test_disconnect_while_blocked_in_xreadgroup_leaves_no_consumer(connect):
+    reader, writer = connect(), connect()
+    writer.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    reader.send("XREADGROUP", "GROUP", "g", "gone", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(writer, 1)
+    reader.close()
+    wait_blocked(writer, 0)
+    writer.call("XADD", "s", "1-0", "a", "1")
+    # Nobody read it: no consumer was created and nothing is pending.
+    assert writer.call("XINFO", "CONSUMERS", "s", "g") == []
+    assert writer.call("XPENDING", "s", "g") == [0, None, None, None]
