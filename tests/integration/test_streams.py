@@ -223,6 +223,9 @@ SCENARIOS = {
         ("XGROUP", "DESTROY", "s", "g"), ("XGROUP", "DESTROY", "s", "g"), ("XGROUP", "DESTROY", "nokey2", "g"),
         ("XINFO", "GROUPS", "s"), ("XINFO", "CONSUMERS", "s", "g"), INFO, ("HELLO", "3"), ("XINFO", "GROUPS", "s"),
         ("XPENDING", "s", "g4"), ("XREADGROUP", "GROUP", "g4", "dan", "STREAMS", "s", "0"),
+        ("MULTI",), ("XADD", "s", "50-0", "m", "1"), ("XREADGROUP", "GROUP", "g4", "erin", "STREAMS", "s", ">"),
+        ("XACK", "s", "g4", "50-0"), ("XREADGROUP", "GROUP", "g4", "erin", "BLOCK", "0", "STREAMS", "s", ">"),
+        ("XPENDING", "s", "g4"), ("EXEC",),
     ],
     "group_lag": [
         *numbered("l", 10), ("XGROUP", "CREATE", "l", "g", "0"), ("XGROUP", "CREATE", "l", "late", "$"),
