@@ -10,6 +10,7 @@
 #include "engine/hash.h"
 #include "engine/list.h"
 #include "engine/packed.h"
+#include "engine/stream.h"
 #include "engine/zset.h"
 
 namespace lapse::engine {
@@ -233,6 +234,8 @@ void DestroyTable(const Entry* e) {
       return list::DestroyTable(e);
     case ValueType::kZSet:
       return zset::DestroyTable(e);
+    case ValueType::kStream:
+      return stream::DestroyTable(e);
     default:
       return DestroyCollectionTable(e->value());
   }
@@ -247,6 +250,7 @@ CollectionTable& TableOf(const Entry* e) {
 const char* EncodingName(const Entry* e) {
   if (e->type() == ValueType::kList) return list::EncodingName(e);
   if (e->type() == ValueType::kZSet) return zset::EncodingName(e);
+  if (e->type() == ValueType::kStream) return "stream";
   switch (e->collection_encoding()) {
     case CollectionEncoding::kPacked:
       return e->type() == ValueType::kHash ? "listpack" : "hashtable";
@@ -262,6 +266,7 @@ size_t TableBytes(const Entry* e) {
   if (!e->owns_table()) return 0;
   if (e->type() == ValueType::kList) return list::TableBytes(e);
   if (e->type() == ValueType::kZSet) return zset::TableBytes(e);
+  if (e->type() == ValueType::kStream) return stream::Of(e).Bytes();
   const KvTable& t = TableOf(e).table;
   size_t bytes = sizeof(CollectionTable) + t.BucketBytes();
   TableForEach(t, [&](const Entry* elem) { bytes += elem->AllocatedBytes(); });
@@ -276,6 +281,10 @@ ValueCopy::ValueCopy(const Entry& e) : type_(e.type()), encoding_bits_(e.encodin
   owns_table_ = true;
   if (e.type() == ValueType::kList || e.type() == ValueType::kZSet) {
     bytes_ = e.type() == ValueType::kList ? list::CopyTable(&e) : zset::CopyTable(&e);
+    return;
+  }
+  if (e.type() == ValueType::kStream) {
+    bytes_ = stream::CopyTable(&e);
     return;
   }
   const CollectionTable& from = TableOf(&e);

@@ -24,7 +24,7 @@
 
 namespace lapse::engine {
 
-enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2, kList = 3, kZSet = 4 };
+enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2, kList = 3, kZSet = 4, kStream = 5 };
 
 // How a collection's elements lie in its entry's value bytes (engine/collection.h).
 enum class CollectionEncoding : uint8_t {

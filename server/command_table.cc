@@ -78,6 +78,7 @@ CommandTable BuildCommandTable() {
   RegisterPubSubCommands(table);
   RegisterGeoCommands(table);
   RegisterOperationsCommands(table);
+  RegisterStreamCommands(table);
   return table;
 }
 

@@ -221,6 +221,7 @@ void RegisterSortCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
 void RegisterOperationsCommands(CommandTable& table);
+void RegisterStreamCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -44,6 +44,8 @@ const char* TypeName(ValueType t) {
       return "list";
     case ValueType::kZSet:
       return "zset";
+    case ValueType::kStream:
+      return "stream";
   }
   return "none";
 }

@@ -1,5 +1,5 @@
 """Randomized differential testing: a seeded generator builds sequences of string, key,
-HyperLogLog, container (hash, set, list, sorted set, geo) and transaction commands, each
+HyperLogLog, container (hash, set, list, sorted set, geo, stream) and transaction commands, each
 sequence goes to lapse and to Debian's redis-server (7.0) from a FLUSHALLed start, and the
 replies must be identical byte for byte. test_differential.py checks a fixed script; this file
 finds the combinations nobody thought of.
@@ -343,12 +343,64 @@ class Generator:
 
     # ---- end of geo -----------------------------------------------------------------------------
 
+    # ---- streams: explicit ids only (`*` is each server's clock), no idle times ----------------
+
+    STREAM_IDS = ["1", "1-1", "2-0", "2-*", "3", "0-1", "0-0", "7-5", "18446744073709551615-18446744073709551615",
+                  "x", "-", "+", "(1-1", "1-"]
+
+    def stream_id(self):
+        return self.rng.choice(self.STREAM_IDS)
+
+    def stream_trim(self):
+        rng = self.rng
+        if rng.random() < 0.5:
+            return []
+        strategy = rng.choice(["MAXLEN", "MINID", "MAXLEN", "LIMIT"])
+        out = [strategy] + rng.choice([[], [], ["~"], ["="]])
+        out.append(rng.choice(["0", "1", "2", "-1", "x"]) if strategy != "MINID" else self.stream_id())
+        if rng.random() < 0.2:
+            out += ["LIMIT", rng.choice(["0", "1", "100", "-1"])]
+        return out
+
+    def stream_builders(self):
+        rng = self.rng
+        k = self.key
+        group = lambda: rng.choice(["g", "h"])  # noqa: E731
+        consumer = lambda: rng.choice(["alice", "bob"])  # noqa: E731
+        fields = lambda: [x for _ in range(rng.randint(1, 2)) for x in (self.field(), self.value())]  # noqa: E731
+        return [
+            (2, lambda: ["XADD", k()] + rng.choice([[], [], ["NOMKSTREAM"]]) + self.stream_trim()
+             + [self.stream_id()] + fields()),
+            (1, lambda: [rng.choice(["XRANGE", "XREVRANGE"]), k(), self.stream_id(), self.stream_id()]
+             + rng.choice([[], ["COUNT", rng.choice(["1", "2", "0", "-1", "x"])]])),
+            (1, lambda: ["XLEN", k()]),
+            (1, lambda: ["XDEL", k(), self.stream_id(), self.stream_id()]),
+            (1, lambda: ["XTRIM", k()] + (self.stream_trim() or ["MAXLEN", "1"])),
+            (1, lambda: ["XSETID", k(), self.stream_id()] + rng.choice([[], ["ENTRIESADDED", "5"], ["MAXDELETEDID", "1-1"]])),
+            (1, lambda: ["XREAD"] + rng.choice([[], ["COUNT", "1"]]) + ["STREAMS", k(), k(), self.stream_id(),
+                                                                           rng.choice(["$", "0"])]),
+            (1, lambda: ["XGROUP", "CREATE", k(), group(), rng.choice(["0", "$", "1-1"])]
+             + rng.choice([[], ["MKSTREAM"], ["ENTRIESREAD", "1"]])),
+            (2, lambda: ["XREADGROUP", "GROUP", group(), consumer()] + rng.choice([[], ["COUNT", "1"]])
+             + rng.choice([[], [], ["NOACK"]]) + ["STREAMS", k(), rng.choice([">", ">", "0", self.stream_id()])]),
+            (1, lambda: ["XACK", k(), group(), self.stream_id(), self.stream_id()]),
+            (1, lambda: ["XPENDING", k(), group()]),
+            (1, lambda: ["XCLAIM", k(), group(), consumer(), "0", self.stream_id()]
+             + rng.choice([[], ["JUSTID"], ["FORCE"], ["RETRYCOUNT", "3"]])),
+            (1, lambda: ["XAUTOCLAIM", k(), group(), consumer(), "0", rng.choice(["0", "-", "(1-1"])]
+             + rng.choice([[], ["COUNT", "1"], ["JUSTID"]])),
+            (1, lambda: ["XGROUP", rng.choice(["DESTROY", "SETID", "CREATECONSUMER", "DELCONSUMER"]), k(), group()]
+             + rng.choice([[], [consumer()], ["0"]])),
+            (1, lambda: ["XINFO", "GROUPS", k()]),
+        ]
+
     def command(self):
         rng = self.rng
         k = self.key
         builders = [
             *self.zset_builders(),  # sorted sets (zset branch)
             *self.geo_builders(),  # geo indexes (geo branch)
+            *self.stream_builders(),  # streams and consumer groups (streams branch)
             (10, lambda: ["GET", k()]),
             (14, self.set_command),
             (2, lambda: ["SETNX", k(), self.value()]),
@@ -533,7 +585,7 @@ def keyspace(c: RawClient):
         types = c.pipeline([("TYPE", k) for k in keys]) if keys else []
         read = {"string": "GET", "hash": "HGETALL", "set": "SMEMBERS", "list": "LRANGE"}
         reads = [("ZRANGE", k, "0", "-1", "WITHSCORES") if t == "zset" else (read[t], k, "0", "-1") if t == "list"
-                 else (read[t], k) for k, t in zip(keys, types)]
+                 else ("XRANGE", k, "-", "+") if t == "stream" else (read[t], k) for k, t in zip(keys, types)]
         replies = c.pipeline([cmd for r, k in zip(reads, keys) for cmd in (r, ("PEXPIRETIME", k))]) if keys else []
         out.append([(k, t, contents(t, replies[2 * i]), deadline_class(replies[2 * i + 1]))
                     for i, (k, t) in enumerate(zip(keys, types))])
@@ -644,6 +696,8 @@ def test_generator_is_seeded_and_covers_every_command():
                      "BLMOVE", "GEOADD", "GEOPOS", "GEODIST", "GEOHASH", "GEOSEARCH", "GEOSEARCHSTORE"}
     names |= {cmd[0] for i in range(50, 300) for cmd in sequence(5, 1, i)}
     assert names >= {"GEORADIUS", "GEORADIUS_RO", "GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"}
+    assert names >= {"XADD", "XRANGE", "XREVRANGE", "XLEN", "XDEL", "XTRIM", "XSETID", "XREAD", "XGROUP",
+                     "XREADGROUP", "XACK", "XPENDING", "XCLAIM", "XAUTOCLAIM", "XINFO"}
 
 
 def test_shrink_finds_a_minimal_failing_subsequence():

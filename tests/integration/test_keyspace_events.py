@@ -34,6 +34,27 @@ Z2 = [("ZADD", "z1", "1", "a", "2", "b", "3", "c"), ("ZADD", "z2", "5", "b", "6"
 
 # name: (classes, setup, steps)
 SCENARIOS = {
+    # ---- streams
+    "streams": ("KEA", [], [
+        ("XADD", "s", "1-0", "a", "1"), ("XADD", "s", "MAXLEN", "1", "2-0", "a", "2"),
+        ("XADD", "s", "MAXLEN", "5", "3-0", "a", "3"), ("XADD", "s", "1-0", "a", "1"), ("XDEL", "s", "2-0"),
+        ("XDEL", "s", "9-9"), ("XTRIM", "s", "MAXLEN", "0"), ("XTRIM", "s", "MAXLEN", "0"), ("XSETID", "s", "10-0"),
+        ("XSETID", "s", "1-0"), ("XADD", "nokey", "NOMKSTREAM", "*", "a", "1"), ("XRANGE", "s", "-", "+"),
+        ("COPY", "s", "s2"), ("RENAME", "s2", "s3"), ("DEL", "s", "s3"),
+        ("@b", "XREAD", "BLOCK", "0", "STREAMS", "w", "$"), ("XADD", "w", "5-0", "f", "v"), ("@b?",),
+    ]),
+    "stream_groups": ("KEA", [], [
+        ("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"), ("XGROUP", "CREATE", "s", "g", "$"),
+        ("XGROUP", "CREATE", "nokey", "g", "$"), ("XADD", "s", "1-0", "a", "1"),
+        ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"), ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"),
+        ("XGROUP", "CREATECONSUMER", "s", "g", "bob"), ("XGROUP", "CREATECONSUMER", "s", "g", "bob"),
+        ("XCLAIM", "s", "g", "carol", "0", "1-0"), ("XAUTOCLAIM", "s", "g", "dave", "0", "0"),
+        ("XACK", "s", "g", "1-0"), ("XGROUP", "SETID", "s", "g", "0"), ("XGROUP", "DELCONSUMER", "s", "g", "bob"),
+        ("XGROUP", "DELCONSUMER", "s", "g", "nobody"), ("XGROUP", "DESTROY", "s", "g"), ("XGROUP", "DESTROY", "s", "g"),
+        ("XGROUP", "CREATE", "w", "g", "$", "MKSTREAM"),
+        ("@b", "XREADGROUP", "GROUP", "g", "eve", "BLOCK", "0", "STREAMS", "w", ">"), ("XADD", "w", "5-0", "f", "v"),
+        ("@b?",),
+    ]),
     # ---- strings
     "set_family": ("KEA", [], [
         ("SET", "k", "v"), ("SET", "k", "w"), ("SET", "k", "x", "NX"), ("SET", "k", "y", "XX"),

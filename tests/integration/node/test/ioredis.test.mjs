@@ -251,6 +251,31 @@ describe('ioredis against lapse-server', () => {
     client.disconnect();
   });
 
+  test('streams: xadd/xrange/xread, consumer groups with xreadgroup/xack/xpending/xautoclaim, blocking xread', async () => {
+    const client = new Redis({ port: srv.port });
+    const waiter = new Redis({ port: srv.port });
+    await client.flushall();
+    assert.equal(await client.xadd('events', '1-0', 'kind', 'click'), '1-0');
+    assert.equal(await client.xadd('events', 'MAXLEN', '~', '1000', '2-0', 'kind', 'view'), '2-0');
+    assert.deepEqual(await client.xrange('events', '-', '+'), [['1-0', ['kind', 'click']], ['2-0', ['kind', 'view']]]);
+    assert.deepEqual(await client.xread('COUNT', 1, 'STREAMS', 'events', '1-0'), [['events', [['2-0', ['kind', 'view']]]]]);
+    assert.equal(await client.xgroup('CREATE', 'events', 'workers', '0'), 'OK');
+    assert.deepEqual(await client.xreadgroup('GROUP', 'workers', 'w1', 'COUNT', 1, 'STREAMS', 'events', '>'),
+      [['events', [['1-0', ['kind', 'click']]]]]);
+    assert.equal(await client.xack('events', 'workers', '1-0'), 1);
+    assert.deepEqual(await client.xpending('events', 'workers'), [0, null, null, null]);
+    await client.xreadgroup('GROUP', 'workers', 'w1', 'STREAMS', 'events', '>');
+    assert.deepEqual(await client.xautoclaim('events', 'workers', 'w2', 0, '0', 'JUSTID'), ['0-0', ['2-0'], []]);
+    // A reader blocked on a stream of another shard is woken by the next XADD.
+    const blocked = waiter.xread('BLOCK', 0, 'STREAMS', 'other', '$');
+    while (!/blocked_clients:1\r/.test(await client.info('clients'))) await new Promise((r) => setImmediate(r));
+    await client.xadd('other', '5-0', 'k', 'v');
+    assert.deepEqual(await blocked, [['other', [['5-0', ['k', 'v']]]]]);
+    await assert.rejects(client.xadd('events', '1-0', 'k', 'v'), /equal or smaller than the target stream top item/);
+    client.disconnect();
+    waiter.disconnect();
+  });
+
   test('QUIT', async () => {
     const client = new Redis({ port: srv.port });
     assert.equal(await client.ping(), 'PONG');
