@@ -77,6 +77,7 @@ CommandTable BuildCommandTable() {
   RegisterSortCommands(table);
   RegisterPubSubCommands(table);
   RegisterGeoCommands(table);
+  RegisterAclCommands(table);
   return table;
 }
 

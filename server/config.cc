@@ -169,6 +169,15 @@ const std::vector<Option>& Options() {
       IntOption("maxclients", true, &Settings::maxclients, 1, 1'000'000),
       IntOption("timeout", true, &Settings::timeout, 0, INT32_MAX),
       StringOption("requirepass", true, &Settings::requirepass),
+      StringOption("aclfile", false, &Settings::aclfile),
+      Option{"acl-pubsub-default", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = protocol::AsciiLower(v);
+               if (l != "allchannels" && l != "resetchannels") return "argument(s) must be one of the following: allchannels, resetchannels";
+               s.acl_pubsub_default = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.acl_pubsub_default; }},
       Option{"loglevel", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::string l = protocol::AsciiLower(v);
@@ -378,6 +387,12 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
     if (name == "rename-command") {
       if (words->size() != 3) return "line " + std::to_string(line_no) + ": rename-command needs two arguments";
       settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);
+      continue;
+    }
+    if (name == "user") {  // as many as there are users, each several words
+      std::string rules;
+      for (size_t w = 1; w < words->size(); ++w) rules += (w > 1 ? " " : "") + (*words)[w];
+      settings_.users.push_back(std::move(rules));
       continue;
     }
     std::string value = words->size() > 1 ? (*words)[1] : "";

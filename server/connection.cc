@@ -35,7 +35,7 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
         auto local = socket_.local_endpoint(ec2);
         return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs());
       }()),
-      session_(home_thread, info_, !server.config().requirepass().empty()),
+      session_(home_thread, info_, server.acl().DefaultNeedsAuth()),
       dispatcher_(server, session_) {
   session_.local = FromLoopback(socket_);
   session_.socket = &socket_;

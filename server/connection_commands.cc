@@ -50,39 +50,24 @@ void CmdHttpRequest(ConnCommand& c) {
   c.session.close_after_reply = true;
 }
 
-// Constant-time comparison, so that the time to reject a password says nothing about it.
-bool PasswordMatches(std::string_view given, std::string_view expected) {
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ expected[i % (expected.empty() ? 1 : expected.size())]);
-  }
-  return diff == 0 && !expected.empty();
-}
-
-// Checks credentials for AUTH and HELLO ... AUTH; writes the error itself on failure.
-bool Authenticate(ConnCommand& c, std::string_view user, std::string_view password) {
-  std::string expected = c.server.config().requirepass();
-  if (expected.empty()) {
-    // The default user has no password: any password works for it, no other user exists.
-    if (user == "default") {
-      c.session.authenticated = true;
-      return true;
-    }
-    c.reply.Error(errors::kWrongPass);
-    return false;
-  }
-  if (user != "default" || !PasswordMatches(password, expected)) {
+// Checks credentials for AUTH and HELLO ... AUTH and logs the client in as the user; writes
+// the error itself, and an ACL LOG entry, on failure.
+bool Authenticate(ConnCommand& c, std::string_view user_name, std::string_view password) {
+  std::shared_ptr<const AclUser> user = c.server.acl().Find(user_name);
+  if (user == nullptr || !user->enabled || !user->PasswordMatches(password)) {
+    RecordAclRefusal(c.server, c.session, "auth", "toplevel", "auth", std::string(user_name));
     c.reply.Error(errors::kWrongPass);
     return false;
   }
   c.session.authenticated = true;
+  c.session.user = user->name;
+  c.server.acl().Attach(*c.session.info, user->name);
   return true;
 }
 
 void CmdAuth(ConnCommand& c) {
   if (c.args.size() > 3) return c.reply.Error(errors::kSyntax);
-  std::string expected = c.server.config().requirepass();
-  if (c.args.size() == 2 && expected.empty()) return c.reply.Error(errors::kAuthNoPassword);
+  if (c.args.size() == 2 && c.server.acl().Find("default")->nopass) return c.reply.Error(errors::kAuthNoPassword);
   std::string_view user = c.args.size() == 3 ? c.args[1] : "default";
   if (Authenticate(c, user, c.args.back())) c.reply.Ok();
 }
@@ -162,7 +147,9 @@ void CmdReset(ConnCommand& c) {
   c.session.resp = protocol::RespVersion::kResp2;
   c.session.info->resp.store(2);
   c.server.clients().SetName(*c.session.info, "");
-  c.session.authenticated = c.server.config().requirepass().empty();
+  c.session.user = "default";
+  c.server.acl().Attach(*c.session.info, "default");
+  c.session.authenticated = !c.server.acl().DefaultNeedsAuth();
   c.reply.set_version(protocol::RespVersion::kResp2);
   c.reply.SimpleString("RESET");
 }
