@@ -50,32 +50,6 @@ constexpr std::string_view kBadHash =
 constexpr size_t kLogMaxLen = 128;          // Redis's acllog-max-len default
 constexpr int64_t kLogGroupingMs = 60000;   // Redis merges alike refusals this close together
 
-uint32_t CategoriesFromFlags(uint32_t f, const std::string& group) {
-  uint32_t out = 0;
-  if ((f & (kReadOnly | kWrite)) && (group == "generic" || group == "server")) out |= kCatKeyspace;
-  if (f & kReadOnly) out |= kCatRead;
-  if (f & kWrite) out |= kCatWrite;
-  if (group == "string") out |= kCatString;
-  if (group == "bitmap") out |= kCatBitmap;
-  if (group == "hyperloglog") out |= kCatHyperLogLog;
-  if (group == "geo") out |= kCatGeo;
-  if (group == "hash") out |= kCatHash;
-  if (group == "list") out |= kCatList;
-  if (group == "set") out |= kCatSet;
-  if (group == "sorted-set") out |= kCatSortedSet;
-  if (f & kPubSub) out |= kCatPubSub;
-  if (f & kAdmin) out |= kCatAdmin;
-  out |= (f & kFast) ? kCatFast : kCatSlow;
-  // Redis declares @blocking itself, and not for the fast BZPOPMIN/BZPOPMAX.
-  if ((f & kBlocking) && !(f & kFast)) out |= kCatBlocking;
-  if (f & (kAdmin | kDangerous)) out |= kCatDangerous;
-  if (f & kConnection) out |= kCatConnection;
-  if (group == "transactions") out |= kCatTransaction;
-  if (group == "scripting") out |= kCatScripting;
-  if (group == "container") out |= kCatContainer;
-  return out;
-}
-
 bool IsLowerHex64(std::string_view s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
@@ -145,14 +119,6 @@ uint32_t FindAclCategory(std::string_view name) {
   }
   return 0;
 }
-
-uint32_t CommandCategories(const CommandSpec& spec) {
-  // A container is only a name: its subcommands carry the categories.
-  uint32_t f = spec.subcommands.empty() ? spec.flags : spec.flags & kConnection;
-  return CategoriesFromFlags(f, spec.group);
-}
-
-uint32_t SubcommandCategories(const CommandSpec& container) { return CategoriesFromFlags(container.flags, container.group); }
 
 std::string Sha256Hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -420,8 +386,8 @@ void SetCommandBits(std::vector<bool>& bits, const CommandSpec& spec, bool allow
 void SetCategoryBits(std::vector<bool>& bits, const CommandTable& table, uint32_t category, bool allow) {
   for (const CommandSpec* spec : table.All()) {
     if (CommandCategories(*spec) & category) SetCommandBits(bits, *spec, allow);
-    if (!spec->subcommands.empty() && (SubcommandCategories(*spec) & category)) {
-      for (const SubcommandSpec& sub : spec->subcommands) bits[sub.stat_id] = allow;
+    for (const SubcommandSpec& sub : spec->subcommands) {
+      if (SubcommandCategories(*spec, sub) & category) bits[sub.stat_id] = allow;
     }
   }
 }
@@ -495,8 +461,8 @@ std::string Acl::DescribeCommands(const AclUser& user, const CommandTable& table
     size_t on = 0, off = 0;
     for (const CommandSpec* spec : table.All()) {
       if (CommandCategories(*spec) & category.bit) (user.allowed[spec->stat_id] ? on : off)++;
-      if (SubcommandCategories(*spec) & category.bit) {
-        for (const SubcommandSpec& sub : spec->subcommands) (user.allowed[sub.stat_id] ? on : off)++;
+      for (const SubcommandSpec& sub : spec->subcommands) {
+        if (SubcommandCategories(*spec, sub) & category.bit) (user.allowed[sub.stat_id] ? on : off)++;
       }
     }
     if ((additive && on > off) || (!additive && off > on)) {

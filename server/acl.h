@@ -78,8 +78,8 @@ uint32_t FindAclCategory(std::string_view name);
 
 // The categories of a command as COMMAND INFO lists them: from its flags and group.
 uint32_t CommandCategories(const CommandSpec& spec);
-// A subcommand's: its container's flags decide (CONFIG's are @admin @slow @dangerous).
-uint32_t SubcommandCategories(const CommandSpec& container);
+// A subcommand's: Redis 7.0's for those Redis has, else its container's flags decide.
+uint32_t SubcommandCategories(const CommandSpec& container, const SubcommandSpec& sub);
 
 enum KeyPermission : uint8_t { kKeyRead = 1, kKeyWrite = 2, kKeyReadWrite = 3 };
 

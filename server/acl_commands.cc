@@ -97,8 +97,8 @@ void AclCat(ConnCommand& c) {
   std::vector<const std::string*> names;
   for (const CommandSpec* spec : c.server.commands().All()) {
     if (CommandCategories(*spec) & category) names.push_back(&spec->name);
-    if (SubcommandCategories(*spec) & category) {
-      for (const SubcommandSpec& sub : spec->subcommands) names.push_back(&sub.name);
+    for (const SubcommandSpec& sub : spec->subcommands) {
+      if (SubcommandCategories(*spec, sub) & category) names.push_back(&sub.name);
     }
   }
   c.reply.ArrayHeader(names.size());
