@@ -450,23 +450,26 @@ std::string Acl::DescribeChannels(const AclUser& user) {
 }
 
 // Redis 7.0's ACLDescribeSelectorCommandRules: start from +@all or -@all, apply each
-// category that covers more of the user's choice than not, then single commands for what
-// is left. Redis walks its commands in hash order, which changes from run to run; lapse
-// walks them in its table's order.
+// category that covers more of what is left to describe than not, then single commands for
+// the rest. What is left is a copy of the user's bits from which every category applied is
+// taken back out. Redis walks its commands in hash order, which changes from run to run;
+// lapse walks them in its table's order.
 std::string Acl::DescribeCommands(const AclUser& user, const CommandTable& table) {
   bool additive = !user.future_commands;
   std::string rules = additive ? "-@all " : "+@all ";
   std::vector<bool> fake(user.allowed.size(), !additive);
+  std::vector<bool> left = user.allowed;
   for (const AclCategoryName& category : kCategories) {
     size_t on = 0, off = 0;
     for (const CommandSpec* spec : table.All()) {
-      if (CommandCategories(*spec) & category.bit) (user.allowed[spec->stat_id] ? on : off)++;
+      if (CommandCategories(*spec) & category.bit) (left[spec->stat_id] ? on : off)++;
       for (const SubcommandSpec& sub : spec->subcommands) {
-        if (SubcommandCategories(*spec, sub) & category.bit) (user.allowed[sub.stat_id] ? on : off)++;
+        if (SubcommandCategories(*spec, sub) & category.bit) (left[sub.stat_id] ? on : off)++;
       }
     }
     if ((additive && on > off) || (!additive && off > on)) {
       SetCategoryBits(fake, table, category.bit, additive);
+      SetCategoryBits(left, table, category.bit, !additive);
       rules += std::string(additive ? "+@" : "-@") + category.name + " ";
     }
   }
@@ -569,14 +572,13 @@ std::string Acl::SaveFile(const std::string& path) const {
 void Acl::Log(AclLogEntry entry) {
   std::lock_guard lock(mu_);
   size_t looked = 0;
-  for (AclLogEntry& e : log_) {
-    if (++looked > 10) break;
-    if (e.reason == entry.reason && e.context == entry.context && e.object == entry.object &&
-        e.username == entry.username && entry.created_ms - e.created_ms < kLogGroupingMs) {
-      e.count++;
-      e.created_ms = entry.created_ms;
-      e.client_info = std::move(entry.client_info);
-      return;
+  // Like Redis, a refusal like a recent one counts on that entry, which moves to the front.
+  for (auto it = log_.begin(); it != log_.end() && looked < 10; ++it, ++looked) {
+    if (it->reason == entry.reason && it->context == entry.context && it->object == entry.object &&
+        it->username == entry.username && entry.created_ms - it->created_ms < kLogGroupingMs) {
+      entry.count = it->count + 1;
+      log_.erase(it);
+      break;
     }
   }
   log_.push_front(std::move(entry));

@@ -55,7 +55,7 @@ void CmdHttpRequest(ConnCommand& c) {
 bool Authenticate(ConnCommand& c, std::string_view user_name, std::string_view password) {
   std::shared_ptr<const AclUser> user = c.server.acl().Find(user_name);
   if (user == nullptr || !user->enabled || !user->PasswordMatches(password)) {
-    RecordAclRefusal(c.server, c.session, "auth", "toplevel", "auth", std::string(user_name));
+    RecordAclRefusal(c.server, c.session, "auth", "toplevel", std::string(c.args[0]), std::string(user_name));
     c.reply.Error(errors::kWrongPass);
     return false;
   }
