@@ -540,8 +540,9 @@ std::optional<std::string> Acl::LoadUsers(std::string_view text) {
   std::lock_guard lock(mu_);
   std::vector<std::string> old_names;
   for (const auto& [name, user] : users_) old_names.push_back(name);
+  // A file that does not describe the default user leaves it as it is (requirepass with it).
+  if (loaded.users_.count("default") == 0) loaded.users_.emplace("default", users_.at("default"));
   users_ = std::move(loaded.users_);
-  if (users_.count("default") == 0) users_.emplace("default", Acl(table_, clients_).users_.at("default"));
   for (const std::string& name : old_names) TouchClients(name, users_.count(name) == 0);
   return std::nullopt;
 }

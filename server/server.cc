@@ -99,6 +99,7 @@ std::optional<std::string> Server::LoadConfiguredUsers() {
     std::string error = acl_.LoadFile(settings_.aclfile);
     return error.empty() ? std::nullopt : std::optional<std::string>("aclfile: " + error);
   }
+  if (settings_.users.empty()) return std::nullopt;
   std::string lines;
   for (const std::string& user : settings_.users) lines += "user " + user + "\n";
   if (auto err = acl_.LoadUsers(lines)) return "user lines of the configuration: " + *err;
