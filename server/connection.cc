@@ -39,6 +39,8 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
       dispatcher_(server, session_) {
   session_.local = FromLoopback(socket_);
   session_.socket = &socket_;
+  // A new client is the default user's, whose rules may have been narrowed.
+  server.acl().Attach(*info_, "default");
   ApplyLimits();
 }
 

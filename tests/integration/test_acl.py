@@ -223,6 +223,18 @@ def test_subcommand_rules(admin):
     assert admin.call("ACL", "GETUSER", "alice")[5] == b"-@all +config|get"
 
 
+def test_default_user_narrowed(admin):
+    srv = admin_server(admin)
+    assert admin.call("ACL", "SETUSER", "default", "-flushall", "resetkeys", "~k*") == "OK"
+    with RawClient(srv.port) as c:
+        assert c.call("FLUSHALL") == noperm_command("flushall")
+        assert c.call("SET", "x", "v") == NOPERM_KEY
+        assert c.call("SET", "k", "v") == "OK"
+    assert admin.call("FLUSHALL") == noperm_command("flushall")
+    assert admin.call("ACL", "SETUSER", "default", "+@all", "allkeys") == "OK"
+    assert admin.call("FLUSHALL") == "OK"
+
+
 def test_category_rules_enforced(admin):
     srv = admin_server(admin)
     admin.call("ACL", "SETUSER", "alice", "on", ">pw", "~*", "+@all", "-@dangerous")
