@@ -276,7 +276,6 @@ void Acl::SetRequirePass(std::string_view password) {
 }
 
 void Acl::TouchClients(const std::string& name, bool disconnect) {
-  if (!live_) return;
   auto user = users_.find(name);
   bool restricted = user == users_.end() || !user->second->Unrestricted();
   std::vector<std::function<void()>> kills;
@@ -506,43 +505,51 @@ std::vector<std::string> Acl::Describe() const {
   return lines;
 }
 
-std::optional<std::string> Acl::LoadUsers(std::string_view text) {
+namespace {
+std::vector<std::string_view> SplitWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    size_t w = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > w) words.push_back(line.substr(w, i - w));
+  }
+  return words;
+}
+}  // namespace
+
+std::optional<std::string> Acl::LoadUsers(std::string_view text, const std::string& source) {
   // Built apart and swapped in whole: a bad line changes nothing.
-  Acl loaded(table_, clients_);
-  loaded.live_ = false;
-  loaded.set_pubsub_default_all(pubsub_default_all_.load());
+  std::map<std::string, std::shared_ptr<const AclUser>> loaded;
   size_t line_no = 0;
-  std::vector<std::string> seen;
   for (size_t start = 0; start <= text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
+    std::vector<std::string_view> words = SplitWords(text.substr(start, end - start));
     start = end + 1;
     ++line_no;
-    std::vector<std::string_view> words;
-    for (size_t i = 0; i < line.size();) {
-      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      size_t w = i;
-      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      if (i > w) words.push_back(line.substr(w, i - w));
-    }
-    if (words.empty() || words[0][0] == '#') continue;
-    std::string where = "line " + std::to_string(line_no) + ": ";
-    if (words[0] != "user" || words.size() < 2) return where + "should start with user keyword";
+    if (words.empty()) continue;
+    std::string where = source + ":" + std::to_string(line_no);
+    if (words[0] != "user" || words.size() < 2) return where + " should start with user keyword followed by the username.";
     std::string name(words[1]);
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return where + "Duplicate user '" + name + "' found";
-    seen.push_back(name);
-    // A line describes a user whole: from nothing, not on top of the built-in default.
-    if (name == "default") loaded.users_.erase("default");
-    std::span<const std::string_view> rules(words.begin() + 2, words.end());
-    if (auto error = loaded.SetUser(name, rules)) return where + error->substr(4);
+    if (loaded.count(name) != 0) {
+      return "WARNING: Duplicate user '" + name + "' found on line " + std::to_string(line_no) + ".";
+    }
+    // A line describes a user whole, from nothing.
+    AclUser user = NewUser(name);
+    for (size_t i = 2; i < words.size(); ++i) {
+      if (auto reason = ApplyRule(user, words[i])) {
+        return where + ": Error in applying operation '" + std::string(words[i]) + "': " + *reason + ".";
+      }
+    }
+    loaded.emplace(name, std::make_shared<const AclUser>(std::move(user)));
   }
   std::lock_guard lock(mu_);
   std::vector<std::string> old_names;
   for (const auto& [name, user] : users_) old_names.push_back(name);
   // A file that does not describe the default user leaves it as it is (requirepass with it).
-  if (loaded.users_.count("default") == 0) loaded.users_.emplace("default", users_.at("default"));
-  users_ = std::move(loaded.users_);
+  if (loaded.count("default") == 0) loaded.emplace("default", users_.at("default"));
+  users_ = std::move(loaded);
   for (const std::string& name : old_names) TouchClients(name, users_.count(name) == 0);
   return std::nullopt;
 }
@@ -552,7 +559,9 @@ std::string Acl::LoadFile(const std::string& path) {
   if (!in) return "Error loading ACLs, opening file '" + path + "': " + std::strerror(errno);
   std::stringstream text;
   text << in.rdbuf();
-  if (auto error = LoadUsers(text.str())) return path + ":" + error->substr(5);
+  if (auto error = LoadUsers(text.str(), path)) {
+    return *error + " WARNING: ACL errors detected, no change to the previously active ACL rules was performed";
+  }
   return "";
 }
 

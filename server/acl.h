@@ -155,9 +155,10 @@ class Acl {
   size_t DeleteUsers(std::span<const std::string_view> names);
   // The default user's password follows requirepass, as in Redis.
   void SetRequirePass(std::string_view password);
-  // Replaces every user but `default` (ACL LOAD, aclfile at start-up) from `user ...` lines;
-  // an error names the line, as Redis does, and changes nothing.
-  std::optional<std::string> LoadUsers(std::string_view text);
+  // Replaces the users (ACL LOAD, aclfile and `user` lines at start-up) from `user ...`
+  // lines; the default user stays as it is unless a line describes it. An error names
+  // `source` and the line, in Redis's words, and changes nothing.
+  std::optional<std::string> LoadUsers(std::string_view text, const std::string& source);
   // ACL LOAD and the aclfile at start-up: "" on success, else why nothing was loaded.
   std::string LoadFile(const std::string& path);
   // ACL SAVE: every user, written whole to a temporary file renamed over `path`.
@@ -196,7 +197,6 @@ class Acl {
   std::map<std::string, std::shared_ptr<const AclUser>> users_;
   std::deque<AclLogEntry> log_;  // newest first
   std::atomic<bool> pubsub_default_all_{false};
-  bool live_ = true;  // false for a set being loaded, whose changes touch no client yet
 };
 
 }  // namespace lapse::server

@@ -102,7 +102,7 @@ std::optional<std::string> Server::LoadConfiguredUsers() {
   if (settings_.users.empty()) return std::nullopt;
   std::string lines;
   for (const std::string& user : settings_.users) lines += "user " + user + "\n";
-  if (auto err = acl_.LoadUsers(lines)) return "user lines of the configuration: " + *err;
+  if (auto err = acl_.LoadUsers(lines, "user lines of the configuration")) return *err;
   return std::nullopt;
 }
 

@@ -556,10 +556,19 @@ def test_aclfile_save_and_load(start_server):
                 f.write("user carol on nopass +@all ~*\n")
             assert c.call("ACL", "LOAD") == "OK"
             assert c.call("ACL", "USERS") == [b"carol", b"default"]
-            with open(path, "w") as f:
-                f.write("user dave on +nosuch\n")
-            assert isinstance(c.call("ACL", "LOAD"), E)
-            assert c.call("ACL", "USERS") == [b"carol", b"default"]
+            unchanged = ". WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
+            for text, error in [
+                    ("user dave on +nosuch\n", f"{path}:1: Error in applying operation '+nosuch': Unknown command "
+                                               "or category name in ACL"),
+                    ("\nfoo bar\n", f"{path}:2 should start with user keyword followed by the username"),
+                    ("user a on\nuser a off\n", "WARNING: Duplicate user 'a' found on line 2")]:
+                with open(path, "w") as f:
+                    f.write(text)
+                assert c.call("ACL", "LOAD") == E("ERR " + error + unchanged)
+                assert c.call("ACL", "USERS") == [b"carol", b"default"]
+            os.remove(path)
+            assert c.call("ACL", "LOAD") == E(
+                f"ERR Error loading ACLs, opening file '{path}': No such file or directory")
 
 
 def test_user_lines_in_the_config_file(start_server):
