@@ -77,14 +77,6 @@ bool KeyAllowed(const AclUser& user, std::string_view key, uint8_t needed) {
   return false;
 }
 
-// Channel patterns are matched literally (PSUBSCRIBE's), channels by glob, as Redis 7.0 does.
-bool ChannelAllowed(const AclUser& user, std::string_view channel, bool is_pattern) {
-  for (const std::string& p : user.channels) {
-    if (is_pattern ? p == channel : engine::GlobMatch(p, channel)) return true;
-  }
-  return false;
-}
-
 // The channels a command publishes or subscribes to, and whether they are patterns.
 std::vector<std::string_view> ChannelsOf(const CommandSpec& spec, Args args, bool* patterns) {
   *patterns = spec.name == "psubscribe";
@@ -161,6 +153,14 @@ std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& sp
     }
   }
   return std::nullopt;
+}
+
+bool ChannelAllowed(const AclUser& user, std::string_view channel, bool is_pattern) {
+  if (user.all_channels) return true;
+  for (const std::string& p : user.channels) {
+    if (is_pattern ? p == channel : engine::GlobMatch(p, channel)) return true;
+  }
+  return false;
 }
 
 std::string NoPermError(const AclDenial& denial) {

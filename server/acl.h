@@ -116,6 +116,9 @@ struct AclDenial {
 // Checks a command (already found and arity-checked) against a user; nullopt when allowed.
 std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& spec, uint32_t stat_id,
                                       const std::string& full_name, Args args);
+// Channel patterns are matched literally (PSUBSCRIBE's), channels by glob, as Redis 7.0 does.
+bool ChannelAllowed(const AclUser& user, std::string_view channel, bool is_pattern);
+
 // The error the client gets, "NOPERM ...".
 std::string NoPermError(const AclDenial& denial);
 // EXEC's error for a queued command the user may no longer run.

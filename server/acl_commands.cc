@@ -34,9 +34,25 @@ std::string RefuseForAcl(Server& server, const ClientSession& session, const Acl
 
 namespace {
 
+// Like Redis 7.0, a client of the user subscribed to a channel or pattern the user may no
+// longer use is disconnected.
+void KillSubscribersNoLongerAllowed(Server& server, const AclUser& user) {
+  if (user.all_channels) return;
+  std::vector<uint64_t> subscribed;
+  server.clients().ForEach([&](ClientInfo& client) {
+    if (client.user == user.name && client.subscribed()) subscribed.push_back(client.id);
+  });
+  auto allowed = [&](std::string_view name, bool is_pattern) { return ChannelAllowed(user, name, is_pattern); };
+  for (uint64_t id : subscribed) {
+    std::shared_ptr<ClientInfo> client = server.clients().Find(id);
+    if (client && !server.pubsub().AllSubscriptionsAllowed(*client, allowed)) server.clients().Kill(id);
+  }
+}
+
 void AclSetUser(ConnCommand& c) {
   std::vector<std::string_view> rules(c.args.begin() + 3, c.args.end());
   if (auto error = c.server.acl().SetUser(c.args[2], rules)) return c.reply.Error(*error);
+  KillSubscribersNoLongerAllowed(c.server, *c.server.acl().Find(c.args[2]));
   c.reply.Ok();
 }
 

@@ -306,6 +306,22 @@ def test_channel_patterns(admin):
         assert c.call("PSUBSCRIBE", "news.*") == [b"psubscribe", b"news.*", 1]
 
 
+def test_subscribers_losing_a_channel_are_disconnected(admin):
+    srv = admin_server(admin)
+    admin.call("ACL", "SETUSER", "alice", "on", ">pw", "+@all", "~*", "&a", "&b", "&p*")
+    keeps, loses, patterned = (login(srv, "alice", "pw") for _ in range(3))
+    assert keeps.call("SUBSCRIBE", "a") == [b"subscribe", b"a", 1]
+    assert loses.call("SUBSCRIBE", "b") == [b"subscribe", b"b", 1]
+    assert patterned.call("PSUBSCRIBE", "p*") == [b"psubscribe", b"p*", 1]
+    assert admin.call("ACL", "SETUSER", "alice", "resetchannels", "&a", "&p*") == "OK"
+    assert loses.at_eof()
+    assert admin.call("ACL", "SETUSER", "alice", "resetchannels", "&a", "&p1") == "OK"
+    assert patterned.at_eof()
+    assert keeps.call("PING") == [b"pong", b""]
+    for c in (keeps, loses, patterned):
+        c.close()
+
+
 def test_allchannels_resetchannels_and_the_default(admin):
     admin.call("ACL", "SETUSER", "alice", "allchannels")
     assert admin.call("ACL", "LIST")[0] == b"user alice off &* -@all"
