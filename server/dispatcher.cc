@@ -169,10 +169,12 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
 }
 
 void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
-  // Like Redis, passwords never reach the log: AUTH's arguments and HELLO's AUTH pair.
+  // Like Redis, passwords never reach the log: AUTH's arguments, HELLO's AUTH pair and
+  // everything after ACL SETUSER (the user's name included).
   std::vector<std::string_view> logged(args.begin(), args.end());
+  bool setuser = spec.name == "acl" && protocol::EqualsIgnoreCase(args[1], "SETUSER");
   for (size_t i = 1; i < logged.size(); ++i) {
-    if (spec.name == "auth") {
+    if (spec.name == "auth" || (setuser && i >= 2)) {
       logged[i] = "(redacted)";
     } else if (spec.name == "hello" && protocol::EqualsIgnoreCase(args[i], "AUTH")) {
       for (size_t j = i + 1; j <= i + 2 && j < logged.size(); ++j) logged[j] = "(redacted)";

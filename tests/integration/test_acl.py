@@ -335,6 +335,17 @@ def test_allchannels_resetchannels_and_the_default(admin):
     assert admin.call("ACL", "LIST")[0] == b"user alice off sanitize-payload &* -@all"
 
 
+def test_setuser_is_redacted_in_the_slowlog(admin):
+    assert admin.call("CONFIG", "SET", "slowlog-log-slower-than", "0") == "OK"
+    try:
+        admin.call("SLOWLOG", "RESET")
+        assert admin.call("ACL", "SETUSER", "alice", ">secret", "on") == "OK"
+        entry = admin.call("SLOWLOG", "GET", "1")[0]
+        assert entry[3] == [b"ACL", b"SETUSER", b"(redacted)", b"(redacted)", b"(redacted)"]
+    finally:
+        assert admin.call("CONFIG", "SET", "slowlog-log-slower-than", "10000") == "OK"
+
+
 # ---- SETUSER errors: each changes nothing ----------------------------------------------
 
 
