@@ -132,7 +132,14 @@ bool AclUser::Unrestricted() const {
 bool AclUser::PasswordMatches(std::string_view password) const {
   if (nopass) return true;
   std::string hash = Sha256Hex(password);
-  return std::find(passwords.begin(), passwords.end(), hash) != passwords.end();
+  // Compared in constant time, as Redis does: how long a refusal takes says nothing.
+  bool matched = false;
+  for (const std::string& stored : passwords) {
+    unsigned char diff = 0;
+    for (size_t i = 0; i < hash.size(); ++i) diff |= static_cast<unsigned char>(hash[i] ^ stored[i]);
+    matched |= diff == 0;
+  }
+  return matched;
 }
 
 std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& spec, uint32_t stat_id,
