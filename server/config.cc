@@ -450,7 +450,9 @@ std::string Config::Usage() {
          "  --databases N              numbered databases for SELECT (default 16)\n"
          "  --maxclients N             connections accepted at once (default 10000)\n"
          "  --timeout SECONDS          close clients idle this long; 0 = never (default 0)\n"
-         "  --requirepass PASSWORD     require AUTH before other commands\n"
+         "  --requirepass PASSWORD     the default user's password: require AUTH before other commands\n"
+         "  --aclfile PATH             ACL users, as 'user ...' lines (ACL LOAD, ACL SAVE)\n"
+         "  --acl-pubsub-default resetchannels|allchannels  the channels a new ACL user starts with\n"
          "  --loglevel LEVEL           debug | verbose | notice | warning | nothing\n"
          "  --logfile PATH             log to this file instead of standard output\n"
          "  --enable-debug-command no|yes|local  allow DEBUG ADVANCE / FREEZE-CLOCK / SET-ACTIVE-EXPIRE /\n"
@@ -478,7 +480,8 @@ std::string Config::Usage() {
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "  --change-feed-retention BYTES  change documents each container's feed keeps (16mb)\n"
          "Config file only:\n"
-         "  rename-command NAME NEW    rename a command; \"\" disables it\n";
+         "  rename-command NAME NEW    rename a command; \"\" disables it\n"
+         "  user NAME RULES...         an ACL user, as ACL SETUSER makes it (user alice on >pw ~k* +get)\n";
 }
 
 }  // namespace lapse::server
