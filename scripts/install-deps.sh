@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libsimdjson-dev libjemalloc-dev libspdlog-dev
-  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools python3 python3-redis python3-pytest
   nodejs npm clang libclang-rt-14-dev
@@ -14,7 +14,7 @@ packages=(
 mode="${1:-all}"
 if [ "$mode" = "run" ]; then
   packages=(build-essential cmake ninja-build pkg-config libboost-dev libsimdjson-dev libjemalloc-dev libspdlog-dev
-            liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libgtest-dev libgmock-dev redis-tools)
+            liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev libgtest-dev libgmock-dev redis-tools)
 fi
 
 missing=()

@@ -65,7 +65,7 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id, TypeFilte
            " ssub=" + std::to_string(c->subscribed_shard_channels.load()) + " multi=" +
            std::to_string(c->multi_queued.load()) + " qbuf=" +
            std::to_string(c->query_buffer_bytes.load()) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" +
-           std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=default redir=" + Redirect(*c) + " resp=" +
+           std::to_string(c->output_bytes.load()) + " tot-mem=" + std::to_string(c->memory_bytes.load()) + " events=r cmd=" + cmd + " user=" + c->user + " redir=" + Redirect(*c) + " resp=" +
            std::to_string(c->resp.load()) + "\n";
   }
   return out;

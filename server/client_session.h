@@ -37,6 +37,10 @@ struct ClientInfo {
   std::atomic<uint64_t> output_bytes{0};  // replies waiting for the client to read them (omem)
   std::atomic<uint64_t> memory_bytes{0};  // all the connection holds: buffers included (tot-mem)
   std::string name;  // guarded by ClientRegistry::mu_
+  std::string user = "default";  // the ACL user it is logged in as; guarded by ClientRegistry::mu_
+  // True when its user may not run everything: the dispatcher then checks every command
+  // against the user (server/acl.h). Set by the ACL registry, read by the client's thread.
+  std::atomic<bool> acl_restricted{false};
   // The full name of the last command run ("get", "client|list"), nullptr before any or
   // after an unknown one. It points into the server's command table, which outlives every
   // client and no longer changes once clients connect; set on every command, so no lock.
@@ -82,6 +86,22 @@ class ClientRegistry {
   std::string Name(const ClientInfo& info) const {
     std::lock_guard lock(mu_);
     return info.name;
+  }
+  // The ACL user a client is logged in as (CLIENT LIST's user=, CLIENT KILL USER).
+  void SetUser(ClientInfo& info, std::string user) {
+    std::lock_guard lock(mu_);
+    info.user = std::move(user);
+  }
+  std::string User(const ClientInfo& info) const {
+    std::lock_guard lock(mu_);
+    return info.user;
+  }
+  // Calls fn(ClientInfo&) for every client, holding the registry's lock: fn must not call
+  // back into the registry.
+  template <typename Fn>
+  void ForEach(Fn&& fn) {
+    std::lock_guard lock(mu_);
+    for (auto& [id, info] : clients_) fn(*info);
   }
   // Redis's client types lapse has: a client with a subscription is `pubsub`, any other
   // `normal` (no replication yet).
@@ -134,6 +154,7 @@ struct ClientSession {
   std::shared_ptr<ClientInfo> info;
   int db = 0;
   bool authenticated;
+  std::string user = "default";  // the ACL user, the connection's own copy of info->user
   protocol::RespVersion resp = protocol::RespVersion::kResp2;
   bool close_after_reply = false;  // QUIT, protocol error, kill
   // CLIENT REPLY: kOff drops every reply until ON; SKIP drops the next command's reply

@@ -79,6 +79,7 @@ CommandTable BuildCommandTable() {
   RegisterGeoCommands(table);
   RegisterOperationsCommands(table);
   RegisterStreamCommands(table);
+  RegisterAclCommands(table);
   return table;
 }
 

@@ -188,6 +188,18 @@ void ForEachKeyIndex(const CommandSpec& spec, Args args, Fn&& fn) {
   }
 }
 
+// Commands that name their keys by count (Redis's movablekeys), which the table does not
+// locate: where the count is; the keys follow it.
+inline std::optional<size_t> KeyCountIndex(const CommandSpec& spec) {
+  for (std::string_view name : {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}) {
+    if (spec.name == name) return 2;  // EVAL script numkeys key ...
+  }
+  for (std::string_view name : {"sintercard", "zunion", "zinter", "zdiff", "zintercard"}) {
+    if (spec.name == name) return 1;  // ZUNION numkeys key ...
+  }
+  return std::nullopt;
+}
+
 // True when argc satisfies an arity.
 inline bool ArityOk(int arity, size_t argc) {
   return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
@@ -222,6 +234,7 @@ void RegisterPubSubCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
 void RegisterOperationsCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
+void RegisterAclCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -170,6 +170,15 @@ const std::vector<Option>& Options() {
       IntOption("maxclients", true, &Settings::maxclients, 1, 1'000'000),
       IntOption("timeout", true, &Settings::timeout, 0, INT32_MAX),
       StringOption("requirepass", true, &Settings::requirepass),
+      StringOption("aclfile", false, &Settings::aclfile),
+      Option{"acl-pubsub-default", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = protocol::AsciiLower(v);
+               if (l != "allchannels" && l != "resetchannels") return "argument(s) must be one of the following: allchannels, resetchannels";
+               s.acl_pubsub_default = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.acl_pubsub_default; }},
       Option{"loglevel", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::string l = protocol::AsciiLower(v);
@@ -436,6 +445,12 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
       settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);
       continue;
     }
+    if (name == "user") {  // as many as there are users, each several words
+      std::string rules;
+      for (size_t w = 1; w < words->size(); ++w) rules += (w > 1 ? " " : "") + (*words)[w];
+      settings_.users.push_back(std::move(rules));
+      continue;
+    }
     std::string value = words->size() > 1 ? (*words)[1] : "";
     if (name == "client-output-buffer-limit") {  // the one option whose value is several words
       for (size_t w = 2; w < words->size(); ++w) value += " " + (*words)[w];
@@ -491,7 +506,9 @@ std::string Config::Usage() {
          "  --databases N              numbered databases for SELECT (default 16)\n"
          "  --maxclients N             connections accepted at once (default 10000)\n"
          "  --timeout SECONDS          close clients idle this long; 0 = never (default 0)\n"
-         "  --requirepass PASSWORD     require AUTH before other commands\n"
+         "  --requirepass PASSWORD     the default user's password: require AUTH before other commands\n"
+         "  --aclfile PATH             ACL users, as 'user ...' lines (ACL LOAD, ACL SAVE)\n"
+         "  --acl-pubsub-default resetchannels|allchannels  the channels a new ACL user starts with\n"
          "  --loglevel LEVEL           debug | verbose | notice | warning | nothing\n"
          "  --logfile PATH             log to this file instead of standard output\n"
          "  --enable-debug-command no|yes|local  allow DEBUG ADVANCE / FREEZE-CLOCK / SET-ACTIVE-EXPIRE /\n"
@@ -522,7 +539,8 @@ std::string Config::Usage() {
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "  --change-feed-retention BYTES  change documents each container's feed keeps (16mb)\n"
          "Config file only:\n"
-         "  rename-command NAME NEW    rename a command; \"\" disables it\n";
+         "  rename-command NAME NEW    rename a command; \"\" disables it\n"
+         "  user NAME RULES...         an ACL user, as ACL SETUSER makes it (user alice on >pw ~k* +get)\n";
 }
 
 }  // namespace lapse::server

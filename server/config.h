@@ -77,6 +77,11 @@ struct Settings {
   // change is kept whatever its size.
   int64_t change_feed_retention = 16ll * 1024 * 1024;
   std::vector<std::pair<std::string, std::string>> renamed_commands;
+  // Access control (server/acl.h): the rules of each `user` line of the file (without the
+  // keyword), the aclfile, and what channels a new user starts with.
+  std::vector<std::string> users;
+  std::string aclfile;
+  std::string acl_pubsub_default = "resetchannels";
 };
 
 // A Redis 7.0 parameter lapse does not implement and answers with Redis's default, read-only

@@ -36,10 +36,12 @@ Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
         return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs(),
                                    static_cast<int>(socket_.native_handle()));
       }()),
-      session_(home_thread, info_, !server.config().requirepass().empty()),
+      session_(home_thread, info_, server.acl().DefaultNeedsAuth()),
       dispatcher_(server, session_) {
   session_.local = FromLoopback(socket_);
   session_.socket = &socket_;
+  // A new client is the default user's, whose rules may have been narrowed.
+  server.acl().Attach(*info_, "default");
   ApplyLimits();
 }
 

@@ -52,39 +52,24 @@ void CmdHttpRequest(ConnCommand& c) {
   c.session.close_after_reply = true;
 }
 
-// Constant-time comparison, so that the time to reject a password says nothing about it.
-bool PasswordMatches(std::string_view given, std::string_view expected) {
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ expected[i % (expected.empty() ? 1 : expected.size())]);
-  }
-  return diff == 0 && !expected.empty();
-}
-
-// Checks credentials for AUTH and HELLO ... AUTH; writes the error itself on failure.
-bool Authenticate(ConnCommand& c, std::string_view user, std::string_view password) {
-  std::string expected = c.server.config().requirepass();
-  if (expected.empty()) {
-    // The default user has no password: any password works for it, no other user exists.
-    if (user == "default") {
-      c.session.authenticated = true;
-      return true;
-    }
-    c.reply.Error(errors::kWrongPass);
-    return false;
-  }
-  if (user != "default" || !PasswordMatches(password, expected)) {
+// Checks credentials for AUTH and HELLO ... AUTH and logs the client in as the user; writes
+// the error itself, and an ACL LOG entry, on failure.
+bool Authenticate(ConnCommand& c, std::string_view user_name, std::string_view password) {
+  std::shared_ptr<const AclUser> user = c.server.acl().Find(user_name);
+  if (user == nullptr || !user->enabled || !user->PasswordMatches(password)) {
+    RecordAclRefusal(c.server, c.session, "auth", "toplevel", std::string(c.args[0]), std::string(user_name));
     c.reply.Error(errors::kWrongPass);
     return false;
   }
   c.session.authenticated = true;
+  c.session.user = user->name;
+  c.server.acl().Attach(*c.session.info, user->name);
   return true;
 }
 
 void CmdAuth(ConnCommand& c) {
   if (c.args.size() > 3) return c.reply.Error(errors::kSyntax);
-  std::string expected = c.server.config().requirepass();
-  if (c.args.size() == 2 && expected.empty()) return c.reply.Error(errors::kAuthNoPassword);
+  if (c.args.size() == 2 && c.server.acl().Find("default")->nopass) return c.reply.Error(errors::kAuthNoPassword);
   std::string_view user = c.args.size() == 3 ? c.args[1] : "default";
   if (Authenticate(c, user, c.args.back())) c.reply.Ok();
 }
@@ -165,7 +150,9 @@ void CmdReset(ConnCommand& c) {
   c.session.resp = protocol::RespVersion::kResp2;
   c.session.info->resp.store(2);
   c.server.clients().SetName(*c.session.info, "");
-  c.session.authenticated = c.server.config().requirepass().empty();
+  c.session.user = "default";
+  c.server.acl().Attach(*c.session.info, "default");
+  c.session.authenticated = !c.server.acl().DefaultNeedsAuth();
   c.reply.set_version(protocol::RespVersion::kResp2);
   c.reply.SimpleString("RESET");
 }
@@ -211,14 +198,17 @@ void ClientList(ConnCommand& c, int64_t now) {
 // CLIENT KILL's filters: a client is killed when it matches every filter given.
 struct KillFilter {
   std::optional<std::string_view> addr, laddr;
+  std::optional<std::string> user;
   // Redis's client types; a lapse client is never a master or a replica.
   enum class Type { kAny, kNormal, kPubSub, kNone } type = Type::kAny;
   uint64_t id = 0;         // 0: any
   int64_t min_age_s = 0;   // MAXAGE; 0: any
   bool skip_me = true;
 
+  // Reads the client's user: call holding the registry's lock, or for the caller itself.
   bool Matches(const ClientInfo& client, int64_t now_ms) const {
     if (addr && client.addr != *addr) return false;
+    if (user && client.user != *user) return false;
     if (laddr && client.laddr != *laddr) return false;
     if (type == Type::kNone || (type != Type::kAny && client.subscribed() != (type == Type::kPubSub))) return false;
     if (id != 0 && client.id != id) return false;
@@ -248,8 +238,8 @@ bool ParseKillFilter(ConnCommand& c, std::string_view name, std::string_view val
   } else if (EqualsIgnoreCase(name, "LADDR")) {
     filter->laddr = text;
   } else if (EqualsIgnoreCase(name, "USER")) {
-    // lapse has only Redis's default user, whom every client is authenticated as.
-    if (value != "default") return c.reply.Error("ERR No such user '" + std::string(text) + "'"), false;
+    if (c.server.acl().Find(text) == nullptr) return c.reply.Error("ERR No such user '" + std::string(text) + "'"), false;
+    filter->user = std::string(text);
   } else if (EqualsIgnoreCase(name, "SKIPME")) {
     if (!EqualsIgnoreCase(text, "yes") && !EqualsIgnoreCase(text, "no")) return c.reply.Error(errors::kSyntax), false;
     filter->skip_me = EqualsIgnoreCase(text, "yes");

@@ -64,6 +64,8 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     verdict.error = errors::kDebugDisabled;
   } else if (!session_.authenticated && !(spec->flags & kNoAuth)) {
     verdict.error = errors::kNoAuth;
+  } else if (RefusedByAcl(*spec, verdict.stat_id, args, &verdict.error)) [[unlikely]] {
+    // verdict.error holds the NOPERM error
   } else if (RefusedForMemory(*spec)) {
     verdict.error = errors::kOom;
   } else if (session_.in_subscribed_mode() && !AllowedWhileSubscribed(*spec)) [[unlikely]] {
@@ -74,6 +76,32 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     verdict.error = errors::kInvalidContainerName;
   }
   return verdict;
+}
+
+namespace {
+// A command's full name by its statistics slot: "get", "client|kill".
+const std::string& FullName(const CommandSpec& spec, uint32_t stat_id) {
+  for (const SubcommandSpec& sub : spec.subcommands) {
+    if (sub.stat_id == stat_id) return sub.name;
+  }
+  return spec.name;
+}
+}  // namespace
+
+std::optional<AclDenial> Dispatcher::AclDenies(const CommandSpec& spec, uint32_t stat_id,
+                                               const std::vector<std::string_view>& args) {
+  std::shared_ptr<const AclUser> user = server_.acl().Find(session_.user);
+  // A deleted user's client is being disconnected: it may run nothing meanwhile.
+  if (user == nullptr) return AclDenial{AclDenial::kCommand, FullName(spec, stat_id)};
+  return CheckCommand(*user, spec, stat_id, FullName(spec, stat_id), Args(args));
+}
+
+bool Dispatcher::CheckAcl(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args,
+                          std::string* error) {
+  std::optional<AclDenial> denial = AclDenies(spec, stat_id, args);
+  if (!denial) return false;
+  *error = RefuseForAcl(server_, session_, *denial, session_.multi.active ? "multi" : "toplevel");
+  return true;
 }
 
 // What Redis 7.0 serves a RESP2 client that has subscriptions: the replies of anything else
@@ -161,7 +189,8 @@ void Dispatcher::FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const s
 }
 
 void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
-  // Like Redis, passwords never reach the log: AUTH's arguments and HELLO's AUTH pair.
+  // Like Redis, passwords never reach the log: AUTH's arguments, HELLO's AUTH pair and
+  // everything after ACL SETUSER.
   std::vector<std::string_view> logged = RedactedArgs(spec, args);
   server_.slowlog().Add(logged, micros, static_cast<int64_t>(std::time(nullptr)), session_.info->addr,
                         server_.clients().Name(*session_.info));
@@ -335,20 +364,6 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
 
 // ---- client-side caching ----
 
-namespace {
-// Commands that name their keys by count (Redis's movablekeys), which the table does not
-// locate: where the count is; the keys follow it.
-std::optional<size_t> KeyCountIndex(const CommandSpec& spec) {
-  for (std::string_view name : {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}) {
-    if (spec.name == name) return 2;  // EVAL script numkeys key ...
-  }
-  for (std::string_view name : {"sintercard", "zunion", "zinter", "zdiff", "zintercard"}) {
-    if (spec.name == name) return 1;  // ZUNION numkeys key ...
-  }
-  return std::nullopt;
-}
-}  // namespace
-
 void Dispatcher::TrackReads(const CommandSpec& spec, Args args, ReadPhase phase) {
   if (!(session_.info->tracking.load(std::memory_order_relaxed) & kTrackingOn)) [[likely]] return;
   if (spec.flags & kReadOnly) RememberKeys(spec, args, phase);
@@ -447,6 +462,13 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   }
   if (!ArityOk(arity, args.size())) return ScriptHost::Refusal::kWrongArity;
   if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
+  if (session_.info->acl_restricted.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (std::optional<AclDenial> denial = AclDenies(*spec, stat_id, args)) {
+      RefuseForAcl(server_, session_, *denial, "lua");
+      *out = NoPermInScriptError(*denial);
+      return ScriptHost::Refusal::kNoPermission;
+    }
+  }
   if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
   if ((spec->flags & kDenyOom) && !allow_oom && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
   // A script's step may have to grow to the command's shards. They are all taken before the
@@ -572,6 +594,15 @@ awaitable<void> Dispatcher::RunTransaction(protocol::ReplyWriter& reply) {
     auto start = std::chrono::steady_clock::now();
     outer_spec_ = q.spec;
     outer_args_ = &args;
+    // Like Redis 7.0, the user's rules are checked again: they may have changed since queuing.
+    if (session_.info->acl_restricted.load(std::memory_order_relaxed)) [[unlikely]] {
+      if (std::optional<AclDenial> denial = AclDenies(*q.spec, q.stat_id, args)) {
+        RefuseForAcl(server_, session_, *denial, "multi");
+        reply.Error(NoPermAtExecError(*denial));
+        server_.error_stats().CountIfError(*out, before);
+        continue;
+      }
+    }
     TrackReads(*q.spec, args, ReadPhase::kBefore);
     FeedMonitorsBeforeRun(*q.spec, args);
     // Runs without suspending (YieldThread does nothing inside an atomic step).

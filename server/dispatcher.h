@@ -19,11 +19,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "server/acl.h"
 #include "server/asio.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
@@ -68,6 +70,16 @@ class Dispatcher {
     bool ok() const { return error.empty(); }
   };
   Admission Admit(const std::vector<std::string_view>& args);
+  // ACL: the one branch the common case (a user who may run everything) pays; otherwise
+  // whether the session's user may run the command, with the NOPERM error and a log entry.
+  bool RefusedByAcl(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args,
+                    std::string* error) {
+    if (!session_.info->acl_restricted.load(std::memory_order_relaxed)) [[likely]] return false;
+    return CheckAcl(spec, stat_id, args, error);
+  }
+  bool CheckAcl(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args,
+                std::string* error);
+  std::optional<AclDenial> AclDenies(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args);
   // Replies to a refused command; inside MULTI a refusal dooms the transaction, and a
   // refused EXEC ends it at once (its error then says EXECABORT, as Redis's does).
   void Refuse(const Admission& admission, protocol::ReplyWriter& reply);

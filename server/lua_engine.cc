@@ -602,6 +602,7 @@ void LuaEngine::PushReply(lua_State* L, std::string_view framed) {
 
 int LuaEngine::Call(lua_State* L, bool raise) {
   const char* refusal_text = nullptr;
+  std::string acl_refusal;  // outlives the block: refusal_text may point into it
   {
     int argc = lua_gettop(L);
     if (argc == 0) {
@@ -650,6 +651,10 @@ int LuaEngine::Call(lua_State* L, bool raise) {
           case ScriptHost::Refusal::kRestart:
             restart_ = true;
             refusal_text = kRestartText;
+            break;
+          case ScriptHost::Refusal::kNoPermission:
+            acl_refusal = std::move(out);
+            refusal_text = acl_refusal.c_str();
             break;
         }
       }

@@ -46,6 +46,7 @@ class ScriptHost {
     kWriteInReadOnly,  // a write from EVAL_RO / EVALSHA_RO
     kOom,              // a command that may grow memory, over maxmemory
     kRestart,          // the script must start over holding every shard (ShardSet::ShardBusy)
+    kNoPermission,     // the client's ACL user may not: *out holds the error's text
   };
   virtual ~ScriptHost() = default;
   virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;

@@ -70,8 +70,10 @@ bool HiddenFromMonitor(std::string_view full_name) {
 
 std::vector<std::string_view> RedactedArgs(const CommandSpec& spec, const std::vector<std::string_view>& args) {
   std::vector<std::string_view> shown(args.begin(), args.end());
+  // ACL SETUSER: everything after the subcommand, the user's name included.
+  bool setuser = spec.name == "acl" && args.size() > 1 && protocol::EqualsIgnoreCase(args[1], "SETUSER");
   for (size_t i = 1; i < shown.size(); ++i) {
-    if (spec.name == "auth") {
+    if (spec.name == "auth" || (setuser && i >= 2)) {
       shown[i] = "(redacted)";
     } else if (spec.name == "hello" && protocol::EqualsIgnoreCase(args[i], "AUTH")) {
       for (size_t j = i + 1; j <= i + 2 && j < shown.size(); ++j) shown[j] = "(redacted)";

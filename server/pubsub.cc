@@ -171,6 +171,17 @@ size_t PubSub::PatternCount() const {
   return patterns_.size();
 }
 
+bool PubSub::AllSubscriptionsAllowed(const ClientInfo& client,
+                                     const std::function<bool(std::string_view, bool)>& allowed) const {
+  std::shared_lock lock(mu_);
+  for (const Table* table : {&channels_, &patterns_, &shard_channels_}) {
+    for (const auto& [name, subs] : *table) {
+      if (std::find(subs.begin(), subs.end(), &client) != subs.end() && !allowed(name, table == &patterns_)) return false;
+    }
+  }
+  return true;
+}
+
 size_t PubSub::ChannelCount(bool sharded) const {
   std::shared_lock lock(mu_);
   return (sharded ? shard_channels_ : channels_).size();

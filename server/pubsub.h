@@ -109,6 +109,10 @@ class PubSub {
   size_t SubscriberCount(bool sharded, std::string_view channel) const;
   size_t PatternCount() const;
   size_t ChannelCount(bool sharded) const;
+  // Whether every subscription of `client` satisfies `allowed(name, is_pattern)` (ACL: a user
+  // whose channels were narrowed). Scans every table: for ACL SETUSER only.
+  bool AllSubscriptionsAllowed(const ClientInfo& client,
+                               const std::function<bool(std::string_view, bool)>& allowed) const;
 
  private:
   using Subscribers = std::vector<ClientInfo*>;

@@ -86,6 +86,25 @@ Server::Server(Config& config, engine::Clock& clock)
       if (!startup_error_) startup_error_ = "rename-command " + from + ": " + *err;
     }
   }
+  if (auto err = LoadConfiguredUsers(); err && !startup_error_) startup_error_ = *err;
+}
+
+// `user` lines of the configuration file, or the aclfile; not both, as in Redis.
+std::optional<std::string> Server::LoadConfiguredUsers() {
+  if (!settings_.aclfile.empty() && !settings_.users.empty()) {
+    return "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. "
+           "This setup is very likely to lead to configuration errors and security holes, please define either an "
+           "ACL file or declare users directly in your redis.conf, but not both.";
+  }
+  if (!settings_.aclfile.empty()) {
+    std::string error = acl_.LoadFile(settings_.aclfile);
+    return error.empty() ? std::nullopt : std::optional<std::string>("aclfile: " + error);
+  }
+  if (settings_.users.empty()) return std::nullopt;
+  std::string lines;
+  for (const std::string& user : settings_.users) lines += "user " + user + "\n";
+  if (auto err = acl_.LoadUsers(lines, "user lines of the configuration")) return *err;
+  return std::nullopt;
 }
 
 Server::~Server() {
@@ -95,6 +114,11 @@ Server::~Server() {
 
 void Server::ApplySettings() {
   Settings live = config_.Snapshot();
+  if (live.requirepass != applied_requirepass_) {
+    acl_.SetRequirePass(live.requirepass);
+    applied_requirepass_ = live.requirepass;
+  }
+  acl_.set_pubsub_default_all(live.acl_pubsub_default == "allchannels");
   ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
   serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
   idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
@@ -272,7 +296,7 @@ awaitable<void> Server::AcceptLoop() {
       socket.close(ec);
       continue;
     }
-    if (live.protected_mode && live.requirepass.empty() && !FromLoopback(socket)) {
+    if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
       std::string msg = "-" + std::string(protocol::errors::kProtectedMode) + "\r\n";
       asio::write(socket, asio::buffer(msg), ec);
       socket.close(ec);

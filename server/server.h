@@ -17,6 +17,7 @@
 #include "engine/clock.h"
 #include "engine/collection.h"
 #include "engine/container.h"
+#include "server/acl.h"
 #include "server/blocking.h"
 #include "server/client_pause.h"
 #include "server/client_session.h"
@@ -96,6 +97,7 @@ class Server {
   ShardSet& shards() { return *shards_; }
   engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
+  Acl& acl() { return acl_; }
   BlockingRegistry& blocking() { return *blocking_; }
   ThreadCounters& counters(size_t thread) { return counters_[thread]; }
   size_t thread_count() const { return counters_.size(); }
@@ -181,6 +183,7 @@ class Server {
 
  private:
   awaitable<void> AcceptLoop();
+  std::optional<std::string> LoadConfiguredUsers();
 
   Config& config_;
   // Settings as at start-up: only the immutable ones (databases, threads, debug) are read
@@ -196,6 +199,8 @@ class Server {
   std::unique_ptr<ShardSet> shards_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;
+  Acl acl_{commands_, clients_};
+  std::string applied_requirepass_;  // the default user's password follows requirepass when it changes
   std::unique_ptr<tcp::acceptor> acceptor_;
   std::unique_ptr<asio::signal_set> signals_;
   uint16_t bound_port_ = 0;

@@ -48,35 +48,13 @@ void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
   for (const char* f : flags) r.SimpleString(f);
 }
 
-// Redis derives @read, @write, @admin, @dangerous, @fast and @slow from a command's flags and
-// declares the rest; lapse takes those from the group. Listed in the order of Redis's
-// category table, as COMMAND INFO lists them.
-std::vector<const char*> AclCategories(const CommandSpec& spec) {
-  uint32_t f = spec.flags;
-  // A container is only a name: its subcommands carry the categories.
-  if (!spec.subcommands.empty()) f &= kConnection;
-  bool keyspace = (f & (kReadOnly | kWrite)) && (spec.group == "generic" || spec.group == "server");
-  std::vector<const char*> out;
-  if (keyspace) out.push_back("@keyspace");
-  if (f & kReadOnly) out.push_back("@read");
-  if (f & kWrite) out.push_back("@write");
-  if (spec.group == "string") out.push_back("@string");
-  if (spec.group == "bitmap") out.push_back("@bitmap");
-  if (spec.group == "hyperloglog") out.push_back("@hyperloglog");
-  if (spec.group == "geo") out.push_back("@geo");
-  if (spec.group == "hash") out.push_back("@hash");
-  if (spec.group == "list") out.push_back("@list");
-  if (spec.group == "set") out.push_back("@set");
-  if (spec.group == "sorted-set") out.push_back("@sortedset");
-  if (f & kPubSub) out.push_back("@pubsub");
-  if (f & kAdmin) out.push_back("@admin");
-  out.push_back(f & kFast ? "@fast" : "@slow");
-  // Redis declares @blocking itself, and not for the fast BZPOPMIN/BZPOPMAX.
-  if ((f & kBlocking) && !(f & kFast)) out.push_back("@blocking");
-  if (f & (kAdmin | kDangerous)) out.push_back("@dangerous");
-  if (f & kConnection) out.push_back("@connection");
-  if (spec.group == "transactions") out.push_back("@transaction");
-  if (spec.group == "scripting") out.push_back("@scripting");
+// Listed in the order of Redis's category table, as COMMAND INFO lists them (server/acl.h).
+std::vector<std::string> AclCategories(const CommandSpec& spec) {
+  uint32_t bits = CommandCategories(spec);
+  std::vector<std::string> out;
+  for (const AclCategoryName& category : AclCategoryNames()) {
+    if (bits & category.bit) out.push_back(std::string("@") + category.name);
+  }
   return out;
 }
 
@@ -95,9 +73,9 @@ void WriteCommandInfo(protocol::ReplyWriter& r, const CommandSpec& spec) {
   r.Integer(container ? 0 : spec.first_key);
   r.Integer(container ? 0 : spec.last_key);
   r.Integer(container ? 0 : spec.key_step);
-  std::vector<const char*> categories = AclCategories(spec);
+  std::vector<std::string> categories = AclCategories(spec);
   r.SetHeader(categories.size());
-  for (const char* category : categories) r.SimpleString(category);
+  for (const std::string& category : categories) r.SimpleString(category);
   r.SetHeader(0);    // tips
   r.ArrayHeader(0);  // key specs
   r.ArrayHeader(0);  // subcommands

@@ -128,6 +128,19 @@ def test_user_default_is_every_client(clients):
     assert alive(admin)
 
 
+def test_user_kills_only_that_users_clients(clients):
+    admin, alice, bystander = clients(3)
+    assert admin.call("ACL", "SETUSER", "alice", "on", ">pw", "+@all", "~*") == "OK"
+    try:
+        assert alice.call("AUTH", "alice", "pw") == "OK"
+        assert admin.call("CLIENT", "KILL", "USER", "alice") == 1
+        assert alice.at_eof(10.0)
+        assert alive(bystander) and alive(admin)
+        assert admin.call("CLIENT", "KILL", "USER", "alice") == 0
+    finally:
+        admin.call("ACL", "DELUSER", "alice")
+
+
 def test_addr(clients):
     admin, victim, bystander = clients(3)
     assert admin.call("CLIENT", "KILL", "ADDR", addr(victim)) == 1
