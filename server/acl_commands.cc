@@ -45,7 +45,7 @@ void KillSubscribersNoLongerAllowed(Server& server, const AclUser& user) {
   auto allowed = [&](std::string_view name, bool is_pattern) { return ChannelAllowed(user, name, is_pattern); };
   for (uint64_t id : subscribed) {
     std::shared_ptr<ClientInfo> client = server.clients().Find(id);
-    if (client && !server.pubsub().AllSubscriptionsAllowed(*client, allowed)) server.clients().Kill(id);
+    if (client && !server.pubsub().AllSubscriptionsAllowed(*client, allowed)) server.clients().KillMatching([id](const ClientInfo& other) { return other.id == id; }, 0);
   }
 }
 

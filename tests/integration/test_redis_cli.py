@@ -270,7 +270,7 @@ def test_cinfo_with_cli_in_resp2_and_resp3(clean):
     assert (fields["default_ttl"], fields["live_items"], fields["stored_items"], fields["ru_per_second"]) == \
         ("-1", "1", "1", "")
     resp3 = out(clean, "-3", "CINFO", "c").splitlines()
-    assert len(resp3) == 16
+    assert len(resp3) == 18
     assert "default_ttl -1" in resp3 and "live_items 1" in resp3 and "expired_unreclaimed 0" in resp3
     pretty = out(clean, "--no-raw", "-3", "CINFO", "c")
     assert '"default_ttl" => (integer) -1' in pretty

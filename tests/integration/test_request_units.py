@@ -629,7 +629,7 @@ RECLAIM_FIELDS = {"containers", "items_stored", "reclaim_backlog", "reclaimed_ba
 CINFO_FIELDS = {"ru_per_second", "ru_user_total", "ru_reclaim_total", "ru_throttled_requests", "reclaim_backlog",
                 "reclaim_lag_p50_ms", "reclaim_lag_p99_ms", "reclaim_lag_max_ms", "default_ttl", "live_items",
                 "stored_items", "expired_unreclaimed", "reclaimed_total", "reclaimed_background_total",
-                "reclaimed_lazy_total", "oldest_unreclaimed_ms"}
+                "reclaimed_lazy_total", "oldest_unreclaimed_ms", "evictable", "evicted_items_total"}
 
 
 def test_info_sections_on_a_fresh_server(start_server):
