@@ -544,3 +544,26 @@ def test_disconnect_while_blocked_in_xreadgroup_leaves_no_consumer(connect):
     # Nobody read it: no consumer was created and nothing is pending.
     assert writer.call("XINFO", "CONSUMERS", "s", "g") == []
     assert writer.call("XPENDING", "s", "g") == [0, None, None, None]
+
+
+@pytest.mark.parametrize("cmd", [
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+    ("XACK", "s", "g", "1-1"),
+    ("XGROUP", "CREATECONSUMER", "s", "g", "c2"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "0"),
+    ("XADD", "s", "2-1", "f", "v"),
+], ids=lambda c: " ".join(c[:2]))
+def test_which_group_commands_break_a_watch(connect, cmd):
+    """As in Redis 7.0, a group's reads, acks and consumers do not touch the key for WATCH;
+    entries added do."""
+    watcher, other = connect(), connect()
+    other.call("XADD", "s", "1-1", "f", "v")
+    other.call("XGROUP", "CREATE", "s", "g", "0")
+    if cmd[0] == "XACK":
+        other.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert watcher.call("WATCH", "s") == "OK"
+    other.call(*cmd)
+    assert watcher.call("MULTI") == "OK"
+    assert watcher.call("PING") == "QUEUED"
+    expected = None if cmd[0] == "XADD" else ["PONG"]
+    assert watcher.call("EXEC") == expected
