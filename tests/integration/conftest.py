@@ -18,7 +18,7 @@ import contextlib
 import pytest
 import redis
 
-from lapse_harness import ServerProcess, target_kind
+from lapse_harness import ServerProcess, target_kind, wait_blocked
 
 THREAD_COUNTS = [1, 2, 4]
 
@@ -117,6 +117,24 @@ def rb(clean):
     client = _redis_client(clean, False)
     yield client
     client.close()
+
+
+@pytest.fixture
+def connect(clean):
+    """Makes raw connections to the server; closes them after the test and checks that no
+    client is left blocked."""
+    made = []
+
+    def make():
+        c = clean.client()
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+    with clean.client() as observer:
+        wait_blocked(observer, 0)
 
 
 @pytest.fixture

@@ -252,6 +252,27 @@ def server_ms(client: RawClient) -> int:
 # Server process
 
 
+def blocked_clients(conn: RawClient) -> int:
+    """INFO clients' blocked_clients."""
+    info = conn.call("INFO", "clients").decode()
+    for line in info.split("\r\n"):
+        if line.startswith("blocked_clients:"):
+            return int(line.split(":", 1)[1])
+    raise AssertionError(f"no blocked_clients in INFO clients: {info!r}")
+
+
+def wait_blocked(conn: RawClient, n: int, timeout: float = 10.0):
+    """Waits until INFO clients counts exactly n blocked clients."""
+    deadline = time.monotonic() + timeout
+    while True:
+        count = blocked_clients(conn)
+        if count == n:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"blocked_clients is {count}, expected {n}")
+        time.sleep(0.005)
+
+
 class ServerCrashed(AssertionError):
     pass
 

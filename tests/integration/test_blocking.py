@@ -13,10 +13,10 @@ import select
 import threading
 import time
 
-import pytest
 import redis
 
 from lapse_harness import RespError as E
+from lapse_harness import blocked_clients, wait_blocked
 
 WRONGTYPE = E("WRONGTYPE Operation against a key holding the wrong kind of value")
 UNBLOCKED = E("UNBLOCKED client unblocked via CLIENT UNBLOCK")
@@ -25,24 +25,8 @@ NULL_ARRAY = b"*-1\r\n"
 SPREAD_KEYS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 
 
-def blocked_clients(observer) -> int:
-    info = observer.call("INFO", "clients").decode()
-    for line in info.split("\r\n"):
-        if line.startswith("blocked_clients:"):
-            return int(line.split(":", 1)[1])
-    raise AssertionError(f"no blocked_clients in INFO clients: {info!r}")
 
 
-def wait_blocked(observer, n: int, timeout: float = 10.0):
-    """Waits until INFO clients counts exactly n blocked clients."""
-    deadline = time.monotonic() + timeout
-    while True:
-        count = blocked_clients(observer)
-        if count == n:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"blocked_clients is {count}, expected {n}")
-        time.sleep(0.01)
 
 
 def has_reply(conn, wait: float = 0.0) -> bool:
@@ -60,22 +44,6 @@ def block(conn, observer, n_blocked: int, *command):
     assert not has_reply(conn), f"{command} answered at once"
 
 
-@pytest.fixture
-def connect(clean):
-    """Makes raw connections to the server; closes them after the test and checks that no
-    client is left blocked."""
-    made = []
-
-    def make():
-        c = clean.client()
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-    with clean.client() as observer:
-        wait_blocked(observer, 0)
 
 
 # ---- being served

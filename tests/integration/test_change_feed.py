@@ -25,7 +25,7 @@ import pytest
 
 from conftest import single_server
 from lapse_harness import RespError as E
-from lapse_harness import server_ms
+from lapse_harness import blocked_clients, server_ms, wait_blocked
 from redis_errors import arity
 
 pytestmark = pytest.mark.lapse_only
@@ -116,16 +116,8 @@ def query_ru(docs):
     return str(n).encode()
 
 
-def blocked_clients(observer) -> int:
-    text = observer.call("INFO", "clients").decode()
-    return int(text.split("blocked_clients:")[1].split("\r\n")[0])
 
 
-def wait_blocked(observer, n, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while blocked_clients(observer) != n:
-        assert time.monotonic() < deadline, f"blocked_clients never became {n}"
-        time.sleep(0.01)
 
 
 def has_reply(conn, wait=0.0) -> bool:
@@ -159,20 +151,6 @@ def paused(clean, raw):
         assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", 1) == "OK"
 
 
-@pytest.fixture
-def connect(clean):
-    made = []
-
-    def make():
-        c = clean.client()
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-    with clean.client() as observer:
-        wait_blocked(observer, 0)
 
 
 # ---- create, replace, delete ----------------------------------------------------------------

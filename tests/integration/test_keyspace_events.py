@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from lapse_harness import RawClient, RespError
+from lapse_harness import RawClient, RespError, wait_blocked
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
@@ -305,18 +305,8 @@ SCENARIOS = {
 }
 
 
-def blocked_count(conn) -> int:
-    for line in conn.call("INFO", "clients").decode().split("\r\n"):
-        if line.startswith("blocked_clients:"):
-            return int(line.split(":", 1)[1])
-    raise AssertionError("no blocked_clients in INFO clients")
 
 
-def wait_blocked(conn, n, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while blocked_count(conn) != n:
-        assert time.monotonic() < deadline, f"never {n} blocked clients"
-        time.sleep(0.005)
 
 
 def read_events(sub, marker=MARKER):

@@ -28,7 +28,7 @@ import time
 import pytest
 import redis
 
-from lapse_harness import RawClient, RespError as E, RespPush, encode_command, parse_reply, target_kind
+from lapse_harness import RawClient, RespError as E, RespPush, blocked_clients, encode_command, parse_reply, target_kind, wait_blocked
 from redis_errors import arity
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -798,7 +798,7 @@ def test_resp3_subscriber_blocked_in_blpop_still_gets_messages(connect):
     c, other = connect(resp3=True), connect()
     assert c.call("SUBSCRIBE", "x") == RespPush([b"subscribe", b"x", 1])
     c.send("BLPOP", "q", "0")
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    wait_blocked(other, 1)
     assert other.call("PUBLISH", "x", "while-blocked") == 1
     try:
         assert has_data(c, 3.0), "no push while blocked"
@@ -816,11 +816,11 @@ def test_resp3_blocked_client_messages_keep_the_timeout(connect):
     c, other = connect(resp3=True), connect()
     assert c.call("SUBSCRIBE", "x") == RespPush([b"subscribe", b"x", 1])
     c.send("BLPOP", "q", "0.5")
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    wait_blocked(other, 1)
     assert other.call("PUBLISH", "x", "m1") == 1
     assert c.read_reply_raw() == b">3\r\n$7\r\nmessage\r\n$1\r\nx\r\n$2\r\nm1\r\n"
     assert c.read_reply_raw() == b"_\r\n"
-    assert int(info_field(other, "clients", "blocked_clients")) == 0
+    assert blocked_clients(other) == 0
 
 
 def test_resp3_blocked_client_gets_every_kind_of_message_in_order(connect):
@@ -830,7 +830,7 @@ def test_resp3_blocked_client_gets_every_kind_of_message_in_order(connect):
     c.call("SSUBSCRIBE", "s")
     c.send("BLPOP", "q", "0")
     c.send("PING")  # pipelined behind the blocking command: answered after it
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    wait_blocked(other, 1)
     assert other.call("PUBLISH", "x", "1") == 1
     assert other.call("PUBLISH", "p1", "2") == 1
     assert other.call("SPUBLISH", "s", "3") == 1
@@ -854,7 +854,7 @@ def test_resp3_blocked_client_gets_a_burst_of_messages(connect):
     c, other = connect(resp3=True), connect()
     c.call("SUBSCRIBE", "x")
     c.send("BLPOP", "q", "0")
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    wait_blocked(other, 1)
     count = 2000
     for i in range(count):
         other.send("PUBLISH", "x", f"m{i}")
@@ -871,7 +871,7 @@ def test_resp3_client_waiting_in_ichanges_block_gets_messages(connect):
     assert other.call("IPUT", "feed", "a", "{}") is not None
     c.call("SUBSCRIBE", "x")
     c.send("ICHANGES", "feed", "FROM", "NOW", "BLOCK", "0")
-    wait_until(lambda: int(info_field(other, "clients", "blocked_clients")) == 1, what="the client to block")
+    wait_blocked(other, 1)
     assert other.call("PUBLISH", "x", "m") == 1
     assert c.read_reply() == RespPush(msg(b"x", b"m"))
     assert other.call("IPUT", "feed", "b", "{}") is not None

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from lapse_harness import RespError as E
+from lapse_harness import blocked_clients, wait_blocked
 from scenarios import run_scenario
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -319,34 +320,10 @@ def test_nomkstream_replies_null_and_creates_nothing(raw):
 # ---- blocking XREAD
 
 
-def blocked_clients(conn) -> int:
-    for line in conn.call("INFO", "clients").decode().split("\r\n"):
-        if line.startswith("blocked_clients:"):
-            return int(line.split(":", 1)[1])
-    raise AssertionError("no blocked_clients in INFO clients")
 
 
-def wait_blocked(conn, n, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while blocked_clients(conn) != n:
-        assert time.monotonic() < deadline, f"never {n} blocked clients"
-        time.sleep(0.005)
 
 
-@pytest.fixture
-def connect(clean):
-    made = []
-
-    def make():
-        c = clean.client()
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-    with clean.client() as observer:
-        wait_blocked(observer, 0)
 
 
 def test_blocked_xread_woken_by_xadd(connect):
