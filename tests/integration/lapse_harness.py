@@ -252,6 +252,15 @@ def server_ms(client: RawClient) -> int:
 # Server process
 
 
+def wait_until(predicate, timeout: float = 20.0, what: str = "condition"):
+    """Polls predicate() until it holds; fails naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
 def blocked_clients(conn: RawClient) -> int:
     """INFO clients' blocked_clients."""
     info = conn.call("INFO", "clients").decode()

@@ -25,10 +25,6 @@ NULL_ARRAY = b"*-1\r\n"
 SPREAD_KEYS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 
 
-
-
-
-
 def has_reply(conn, wait: float = 0.0) -> bool:
     """Whether the connection has reply bytes waiting (within `wait` seconds)."""
     if conn.buf:
@@ -42,8 +38,6 @@ def block(conn, observer, n_blocked: int, *command):
     conn.send(*command)
     wait_blocked(observer, n_blocked)
     assert not has_reply(conn), f"{command} answered at once"
-
-
 
 
 # ---- being served

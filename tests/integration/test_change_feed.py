@@ -116,10 +116,6 @@ def query_ru(docs):
     return str(n).encode()
 
 
-
-
-
-
 def has_reply(conn, wait=0.0) -> bool:
     if conn.buf:
         return True
@@ -149,8 +145,6 @@ def paused(clean, raw):
     yield
     with clean.client() as c:
         assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", 1) == "OK"
-
-
 
 
 # ---- create, replace, delete ----------------------------------------------------------------

@@ -14,17 +14,9 @@ import time
 import pytest
 
 from conftest import single_server
-from lapse_harness import RawClient, RespError as E, target_kind
+from lapse_harness import RawClient, RespError as E, wait_until
 
 server = single_server(threads=4)
-
-
-def wait_until(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def fields(line: str) -> dict:

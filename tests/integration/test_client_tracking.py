@@ -24,17 +24,9 @@ import time
 import pytest
 import redis
 
-from lapse_harness import RawClient, RespError, RespPush, encode_command, parse_reply
+from lapse_harness import RawClient, RespError, RespPush, encode_command, parse_reply, wait_until
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
-
-
-def wait_until(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def invalidate(*keys):

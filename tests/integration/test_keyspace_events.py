@@ -305,10 +305,6 @@ SCENARIOS = {
 }
 
 
-
-
-
-
 def read_events(sub, marker=MARKER):
     """(channel, message) pairs from a subscriber until the marker's message."""
     out = []

@@ -28,7 +28,8 @@ import time
 import pytest
 import redis
 
-from lapse_harness import RawClient, RespError as E, RespPush, blocked_clients, encode_command, parse_reply, target_kind, wait_blocked
+from lapse_harness import (RawClient, RespError as E, RespPush, blocked_clients, encode_command, parse_reply, target_kind,
+                           wait_blocked, wait_until)
 from redis_errors import arity
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
@@ -39,14 +40,6 @@ NOT_ALLOWED = ("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE /
 
 def not_allowed(name):
     return E(NOT_ALLOWED.format(name))
-
-
-def wait_until(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def info_field(c, section, name):

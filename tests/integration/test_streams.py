@@ -320,12 +320,6 @@ def test_nomkstream_replies_null_and_creates_nothing(raw):
 # ---- blocking XREAD
 
 
-
-
-
-
-
-
 def test_blocked_xread_woken_by_xadd(connect):
     reader, writer = connect(), connect()
     writer.call("XADD", "s", "1-0", "old", "1")
