@@ -47,7 +47,6 @@ constexpr std::string_view kNoSuchPassword = "The password you are trying to rem
 constexpr std::string_view kBadHash =
     "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
 
-constexpr size_t kLogMaxLen = 128;          // Redis's acllog-max-len default
 constexpr int64_t kLogGroupingMs = 60000;   // Redis merges alike refusals this close together
 
 bool IsLowerHex64(std::string_view s) {
@@ -599,12 +598,17 @@ void Acl::Log(AclLogEntry entry) {
     }
   }
   log_.push_front(std::move(entry));
-  if (log_.size() > kLogMaxLen) log_.pop_back();
+  while (log_.size() > log_max_len_) log_.pop_back();
 }
 
 std::vector<AclLogEntry> Acl::LogEntries(size_t count) const {
   std::lock_guard lock(mu_);
   return {log_.begin(), log_.begin() + static_cast<ptrdiff_t>(std::min(count, log_.size()))};
+}
+
+void Acl::SetLogMaxLen(size_t max_len) {
+  std::lock_guard lock(mu_);
+  log_max_len_ = max_len;
 }
 
 void Acl::ResetLog() {

@@ -182,6 +182,7 @@ class Acl {
   void Log(AclLogEntry entry);
   std::vector<AclLogEntry> LogEntries(size_t count) const;  // newest first
   void ResetLog();
+  void SetLogMaxLen(size_t max_len);
   // acl-pubsub-default: whether new users start with allchannels (else resetchannels).
   void set_pubsub_default_all(bool all) { pubsub_default_all_.store(all, std::memory_order_relaxed); }
   const CommandTable& table() const { return table_; }
@@ -199,6 +200,8 @@ class Acl {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const AclUser>> users_;
   std::deque<AclLogEntry> log_;  // newest first
+  // acllog-max-len: as in Redis, a smaller limit trims the log at its next entry.
+  size_t log_max_len_ = 128;
   std::atomic<bool> pubsub_default_all_{false};
 };
 

@@ -234,6 +234,7 @@ const std::vector<Option>& Options() {
              [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }},
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
+      IntOption("acllog-max-len", true, &Settings::acllog_max_len, 0, INT64_MAX),
       IntOption("latency-monitor-threshold", true, &Settings::latency_monitor_threshold, 0, INT64_MAX),
       BoolOption("latency-tracking", true, &Settings::latency_tracking),
       Option{"latency-tracking-info-percentiles", true,

@@ -58,6 +58,7 @@ struct Settings {
   uint32_t notify_keyspace_events = 0;   // server/keyspace_events.h's EventClass mask
   int64_t busy_reply_threshold = 5000;      // ms a script runs before others get BUSY; 0: never
   int64_t slowlog_max_len = 128;
+  int64_t acllog_max_len = 128;
   // LATENCY (server/latency.h): spikes of at least this many ms are recorded; 0: none.
   int64_t latency_monitor_threshold = 0;
   bool latency_tracking = true;  // per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats)

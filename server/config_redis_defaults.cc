@@ -13,7 +13,6 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
   static const std::vector<RedisDefault> kDefaults = {
     {"acl-pubsub-default", "resetchannels"},
     {"aclfile", ""},
-    {"acllog-max-len", "128"},
     {"active-defrag-cycle-max", "25"},
     {"active-defrag-cycle-min", "1"},
     {"active-defrag-ignore-bytes", "104857600"},

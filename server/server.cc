@@ -148,6 +148,7 @@ void Server::ApplySettings() {
   engine::Access().lfu_decay_minutes.store(static_cast<int>(live.lfu_decay_time), std::memory_order_relaxed);
   keyspace_events_.Configure(live.notify_keyspace_events);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
+  acl_.SetLogMaxLen(static_cast<size_t>(live.acllog_max_len));
   latency_.set_threshold_ms(live.latency_monitor_threshold);
   latency_tracking_.store(live.latency_tracking, std::memory_order_relaxed);
   busy_reply_threshold_ms_.store(live.busy_reply_threshold, std::memory_order_relaxed);

@@ -466,6 +466,30 @@ def test_acl_log(admin):
     assert admin.call("ACL", "LOG") == []
 
 
+def test_acl_log_max_len(admin):
+    srv = admin_server(admin)
+    admin.call("ACL", "LOG", "RESET")
+    admin.call("ACL", "SETUSER", "alice", "on", ">pw", "~k*", "+get")
+    assert admin.call("CONFIG", "SET", "acllog-max-len", "2") == "OK"
+    try:
+        assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"2"]
+        with login(srv, "alice", "pw") as c:
+            for key in ("x", "y", "z"):
+                assert c.call("GET", key) == NOPERM_KEY
+        assert [e[7] for e in admin.call("ACL", "LOG")] == [b"z", b"y"]
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "-1") == E(
+            "ERR CONFIG SET failed (possibly related to argument 'acllog-max-len') - argument must be between 0 and "
+            "9223372036854775807 inclusive")
+        assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"2"]
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "0") == "OK"
+        with login(srv, "alice", "pw") as c:
+            assert c.call("GET", "w") == NOPERM_KEY
+        assert admin.call("ACL", "LOG") == []
+    finally:
+        admin.call("CONFIG", "SET", "acllog-max-len", "128")
+        admin.call("ACL", "LOG", "RESET")
+
+
 # ---- CAT, GENPASS, DRYRUN, DELUSER, HELP -----------------------------------------------
 
 
