@@ -78,9 +78,24 @@ void WriteCategories(protocol::ReplyWriter& r, uint32_t bits) {
   for (const std::string& name : names) r.SimpleString(name);
 }
 
+struct KeyRange {
+  int64_t first = 0, last = 0, step = 0;
+};
+
+// COMMAND INFO's first, last and step key. The table's key positions are for routing, and a
+// container command routes by its container without one; clients read these as Redis derives
+// them from the key specs, so a single "index, range" spec gives them.
+KeyRange LegacyKeyRange(const CommandSpec& spec, const CommandMetadata* meta) {
+  std::vector<KeySpec> specs = meta != nullptr ? ParseKeySpecs(meta->info_tail) : std::vector<KeySpec>{};
+  if (specs.size() == 1 && specs[0].begin_type == "index" && specs[0].find_type == "range" && specs[0].lastkey >= 0) {
+    return {specs[0].index, specs[0].index + specs[0].lastkey, specs[0].keystep};
+  }
+  return {spec.first_key, spec.last_key, spec.key_step};
+}
+
 // COMMAND INFO's first seven fields from the table, for a command Redis does not have. Like
 // Redis's, a container has no flags and no keys of its own.
-void WriteTableInfoHead(protocol::ReplyWriter& r, const CommandRef& ref) {
+void WriteTableInfoHead(protocol::ReplyWriter& r, const CommandRef& ref, const CommandMetadata* meta) {
   bool container = ref.sub == nullptr && !ref.spec->subcommands.empty();
   r.Bulk(ref.Name());
   r.Integer(ref.Arity());
@@ -89,10 +104,10 @@ void WriteTableInfoHead(protocol::ReplyWriter& r, const CommandRef& ref) {
   } else {
     WriteTableFlags(r, *ref.spec);
   }
-  bool keys = !container && ref.sub == nullptr;
-  r.Integer(keys ? ref.spec->first_key : 0);
-  r.Integer(keys ? ref.spec->last_key : 0);
-  r.Integer(keys ? ref.spec->key_step : 0);
+  KeyRange keys = !container && ref.sub == nullptr ? LegacyKeyRange(*ref.spec, meta) : KeyRange{};
+  r.Integer(keys.first);
+  r.Integer(keys.last);
+  r.Integer(keys.step);
   WriteCategories(r, CategoriesOf(ref));
 }
 
@@ -102,7 +117,7 @@ void WriteInfo(protocol::ReplyWriter& r, const CommandRef& ref) {
   if (meta != nullptr && !meta->info_head.empty()) {
     WriteMetadataTokens(r, meta->info_head);
   } else {
-    WriteTableInfoHead(r, ref);
+    WriteTableInfoHead(r, ref, meta);
   }
   if (meta != nullptr) {
     WriteMetadataTokens(r, meta->info_tail);

@@ -242,6 +242,16 @@ def test_lapse_commands_getkeysandflags(server, command, expected):
 
 
 @lapse_only
+@pytest.mark.parametrize("name, keys", [("csetttl", [1, 1, 1]), ("iput", [1, 1, 1]), ("hexpire", [1, 1, 1]),
+                                        ("clist", [0, 0, 0]), ("lastcharge", [0, 0, 0])])
+def test_lapse_commands_key_positions_follow_their_key_specs(server, name, keys):
+    with RawClient(server.port) as c:
+        (info,) = c.call("COMMAND", "INFO", name)
+    assert info[3:6] == keys
+    assert len(info[8]) == (1 if keys[0] else 0)
+
+
+@lapse_only
 def test_lapse_commands_without_keys(server):
     with RawClient(server.port) as c:
         assert c.call("COMMAND", "GETKEYS", "CLIST", "x") == RespError("ERR The command has no key arguments")
