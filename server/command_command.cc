@@ -168,33 +168,38 @@ std::vector<CommandRef> AllCommandsAndSubcommands(const CommandTable& table) {
   return all;
 }
 
+// COMMAND LIST FILTERBY kind value; nullopt for an unknown kind (a syntax error).
+std::optional<std::vector<CommandRef>> Filtered(const std::vector<CommandRef>& all, std::string_view kind,
+                                                std::string_view value) {
+  std::vector<CommandRef> listed;
+  if (EqualsIgnoreCase(kind, "MODULE")) return listed;  // lapse loads no modules
+  if (EqualsIgnoreCase(kind, "ACLCAT")) {
+    uint32_t category = FindAclCategory(value);  // 0 for an unknown one: nothing listed
+    for (const CommandRef& ref : all) {
+      if (CategoriesOf(ref) & category) listed.push_back(ref);
+    }
+    return listed;
+  }
+  if (EqualsIgnoreCase(kind, "PATTERN")) {
+    for (const CommandRef& ref : all) {
+      if (engine::GlobMatch(value, ref.Name(), true)) listed.push_back(ref);
+    }
+    return listed;
+  }
+  return std::nullopt;
+}
+
 void CommandList(ConnCommand& c) {
   std::vector<CommandRef> all = AllCommandsAndSubcommands(c.server.commands());
-  std::vector<CommandRef> listed;
+  std::optional<std::vector<CommandRef>> listed;
   if (c.args.size() == 2) {
-    listed = all;
+    listed = std::move(all);
   } else if (c.args.size() == 5 && EqualsIgnoreCase(c.args[2], "FILTERBY")) {
-    std::string_view kind = c.args[3];
-    std::string_view value = c.args[4];
-    if (EqualsIgnoreCase(kind, "MODULE")) {
-      // lapse loads no modules: no command comes from one.
-    } else if (EqualsIgnoreCase(kind, "ACLCAT")) {
-      uint32_t category = FindAclCategory(value);
-      for (const CommandRef& ref : all) {
-        if (category != 0 && (CategoriesOf(ref) & category)) listed.push_back(ref);
-      }
-    } else if (EqualsIgnoreCase(kind, "PATTERN")) {
-      for (const CommandRef& ref : all) {
-        if (engine::GlobMatch(value, ref.Name(), true)) listed.push_back(ref);
-      }
-    } else {
-      return c.reply.Error(errors::kSyntax);
-    }
-  } else {
-    return c.reply.Error(errors::kSyntax);
+    listed = Filtered(all, c.args[3], c.args[4]);
   }
-  c.reply.ArrayHeader(listed.size());
-  for (const CommandRef& ref : listed) c.reply.Bulk(ref.Name());
+  if (!listed) return c.reply.Error(errors::kSyntax);
+  c.reply.ArrayHeader(listed->size());
+  for (const CommandRef& ref : *listed) c.reply.Bulk(ref.Name());
 }
 
 // ---- COMMAND GETKEYS, GETKEYSANDFLAGS ----
