@@ -216,10 +216,4 @@ COMMANDS = {
                                                                   simple("stale")]),
                         integer(0), integer(0), integer(0), rset([simple("@slow"), simple("@connection")])],
                        info_tail()),
-    # Not commands a client sends on purpose: a connection that starts like an HTTP request is
-    # closed at once (Redis's securityWarningCommand).
-    "host:": (docs("Closes a connection that sent an HTTP request (a cross-protocol attack).", "connection",
-                   "O(1)"), None, info_tail()),
-    "post": (docs("Closes a connection that sent an HTTP request (a cross-protocol attack).", "connection",
-                  "O(1)"), None, info_tail()),
 }

@@ -34,10 +34,25 @@ struct CommandRef {
   int Arity() const { return sub != nullptr ? sub->arity : spec->arity; }
 };
 
+// The commands COMMAND knows, in the table's order.
+std::vector<const CommandSpec*> Listed(const CommandTable& table) {
+  std::vector<const CommandSpec*> listed;
+  for (const CommandSpec* spec : table.All()) {
+    if (!(spec->flags & kNotListed)) listed.push_back(spec);
+  }
+  return listed;
+}
+
+// A command COMMAND knows by that name; nullptr when none.
+const CommandSpec* FindListed(const CommandTable& table, std::string_view name) {
+  const CommandSpec* spec = table.Find(name);
+  return spec != nullptr && !(spec->flags & kNotListed) ? spec : nullptr;
+}
+
 // "get" or "client|list"; nullopt when lapse has no such command or subcommand.
 std::optional<CommandRef> FindByFullName(const CommandTable& table, std::string_view name) {
   size_t bar = name.find('|');
-  const CommandSpec* spec = table.Find(name.substr(0, bar));
+  const CommandSpec* spec = FindListed(table, name.substr(0, bar));
   if (spec == nullptr) return std::nullopt;
   if (bar == std::string_view::npos) return CommandRef{spec};
   const SubcommandSpec* sub = spec->FindSubcommand(name.substr(bar + 1));
@@ -161,7 +176,7 @@ void WriteDocs(protocol::ReplyWriter& r, const CommandRef& ref) {
 // Every command, each followed by its subcommands, as Redis lists them.
 std::vector<CommandRef> AllCommandsAndSubcommands(const CommandTable& table) {
   std::vector<CommandRef> all;
-  for (const CommandSpec* spec : table.All()) {
+  for (const CommandSpec* spec : Listed(table)) {
     all.push_back({spec});
     for (const SubcommandSpec& sub : spec->subcommands) all.push_back({spec, &sub});
   }
@@ -207,7 +222,7 @@ void CommandList(ConnCommand& c) {
 // Redis's lookupCommand for the command given to GETKEYS: a container's subcommand when one
 // follows it.
 std::optional<CommandRef> FindGivenCommand(const CommandTable& table, Args cmd) {
-  const CommandSpec* spec = table.Find(cmd[0]);
+  const CommandSpec* spec = FindListed(table, cmd[0]);
   if (spec == nullptr) return std::nullopt;
   if (cmd.size() == 1 || spec->subcommands.empty()) return CommandRef{spec};
   const SubcommandSpec* sub = spec->FindSubcommand(cmd[1]);
@@ -268,8 +283,9 @@ void CommandHelp(ConnCommand& c) {
 void CommandInfo(ConnCommand& c) {
   const CommandTable& table = c.server.commands();
   if (c.args.size() <= 2) {
-    c.reply.ArrayHeader(table.All().size());
-    for (const CommandSpec* spec : table.All()) WriteInfo(c.reply, {spec});
+    std::vector<const CommandSpec*> listed = Listed(table);
+    c.reply.ArrayHeader(listed.size());
+    for (const CommandSpec* spec : listed) WriteInfo(c.reply, {spec});
     return;
   }
   c.reply.ArrayHeader(c.args.size() - 2);
@@ -283,7 +299,7 @@ void CommandDocs(ConnCommand& c) {
   const CommandTable& table = c.server.commands();
   std::vector<CommandRef> refs;
   if (c.args.size() == 2) {
-    for (const CommandSpec* spec : table.All()) refs.push_back({spec});
+    for (const CommandSpec* spec : Listed(table)) refs.push_back({spec});
   } else {
     for (size_t i = 2; i < c.args.size(); ++i) {
       if (std::optional<CommandRef> ref = FindByFullName(table, c.args[i])) refs.push_back(*ref);
@@ -300,7 +316,7 @@ void CommandDocs(ConnCommand& c) {
 void CmdCommand(ConnCommand& c) {
   if (c.args.size() == 1) return CommandInfo(c);
   std::string_view sub = c.args[1];
-  if (EqualsIgnoreCase(sub, "COUNT")) return c.reply.Integer(static_cast<int64_t>(c.server.commands().All().size()));
+  if (EqualsIgnoreCase(sub, "COUNT")) return c.reply.Integer(static_cast<int64_t>(Listed(c.server.commands()).size()));
   if (EqualsIgnoreCase(sub, "HELP")) return CommandHelp(c);
   if (EqualsIgnoreCase(sub, "INFO")) return CommandInfo(c);
   if (EqualsIgnoreCase(sub, "DOCS")) return CommandDocs(c);

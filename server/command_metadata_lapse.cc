@@ -107,11 +107,6 @@ const std::vector<CommandMetadata>& LapseCommandMetadata() {
        "",
        "~0^~1^%3^flags^~1^+RO^begin_search^%2^type^index^spec^%1^index^:1^find_keys^%2^type^range^spec^%3"
        "^lastkey^:0^keystep^:1^limit^:0"},
-      {"host:",
-       "%4^summary^Closes a connection that sent an HTTP request (a cross-protocol attack).^since^0.1.0"
-       "^group^connection^complexity^O(1)",
-       "",
-       "~0^~0"},
       {"hpersist",
        "%5^summary^Removes the expiration time for each specified field^since^7.4.0^group^hash^complexity"
        "^O(N) where N is the number of specified fields^arguments^*2^%3^name^key^type^key^key_spec_index^:0"
@@ -230,11 +225,6 @@ const std::vector<CommandMetadata>& LapseCommandMetadata() {
       {"lastcharge",
        "%4^summary^Returns the request-unit charge of the previous command on this connection.^since^0.1.0"
        "^group^container^complexity^O(1)",
-       "",
-       "~0^~0"},
-      {"post",
-       "%4^summary^Closes a connection that sent an HTTP request (a cross-protocol attack).^since^0.1.0"
-       "^group^connection^complexity^O(1)",
        "",
        "~0^~0"},
   };

@@ -116,6 +116,7 @@ enum CommandFlags : uint32_t {
   kAllowBusy = 1 << 16,    // served while a script is busy (Redis's allow_busy)
   kBlocking = 1 << 17,     // may block the client (BLPOP, BZPOPMIN, ...): Redis's @blocking
   kPubSub = 1 << 18,       // Pub/Sub (Redis's pubsub flag and @pubsub): touches no shard
+  kNotListed = 1 << 19,    // not a command clients send (POST, HOST:): COMMAND knows nothing of it, as Redis's
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
