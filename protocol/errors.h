@@ -122,6 +122,7 @@ inline constexpr std::string_view kNoConfigFile = "ERR The server is running wit
 inline constexpr std::string_view kInvalidCommandSpecified = "ERR Invalid command specified";
 inline constexpr std::string_view kCommandHasNoKeys = "ERR The command has no key arguments";
 inline constexpr std::string_view kInvalidCommandArity = "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view kInvalidCommandArguments = "ERR Invalid arguments specified for command";
 inline constexpr std::string_view kInvalidClientId = "ERR Invalid client ID";
 inline constexpr std::string_view kClientIdNotPositive = "ERR client-id should be greater than 0";
 inline constexpr std::string_view kClientNameSpaces = "ERR Client names cannot contain spaces, newlines or special characters.";

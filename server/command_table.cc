@@ -58,6 +58,7 @@ std::optional<std::string> CommandTable::Rename(std::string_view old_name, std::
 CommandTable BuildCommandTable() {
   CommandTable table;
   RegisterConnectionCommands(table);
+  RegisterCommandCommand(table);
   RegisterServerCommands(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);

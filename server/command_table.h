@@ -116,6 +116,7 @@ enum CommandFlags : uint32_t {
   kAllowBusy = 1 << 16,    // served while a script is busy (Redis's allow_busy)
   kBlocking = 1 << 17,     // may block the client (BLPOP, BZPOPMIN, ...): Redis's @blocking
   kPubSub = 1 << 18,       // Pub/Sub (Redis's pubsub flag and @pubsub): touches no shard
+  kNotListed = 1 << 19,    // not a command clients send (POST, HOST:): COMMAND knows nothing of it, as Redis's
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows
@@ -136,8 +137,8 @@ struct CommandSpec {
   int last_key;   // -1: the last argument
   int key_step;
   std::variant<ShardHandler, ConnHandler, FanoutHandler> handler;
-  std::string group;    // for COMMAND DOCS
-  std::string summary;  // for COMMAND DOCS
+  std::string group;    // Redis's command group, which decides some ACL categories (server/acl.h)
+  std::string summary;  // one line; COMMAND DOCS answers from server/command_metadata.h
   std::vector<SubcommandSpec> subcommands = {};  // empty unless a container command
   uint32_t stat_id = 0;  // its slot in the per-command statistics; a container's subcommands have their own
   KeyFinder find_keys = nullptr;  // set for Redis's "movablekeys" commands that lapse locates itself
@@ -213,6 +214,7 @@ void NotifyKeyspace(const ConnCommand& c, uint32_t event_class, std::string_view
 
 // The command families; each adds its commands to the table.
 void RegisterConnectionCommands(CommandTable& table);
+void RegisterCommandCommand(CommandTable& table);  // COMMAND (command_command.cc)
 void RegisterServerCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitCommands(CommandTable& table);

@@ -360,8 +360,8 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add({"ping", -1, kFast | kConnection, 0, 0, 0, CmdPing, "connection", "Returns the server's liveliness response."});
   table.Add({"echo", 2, kFast | kConnection, 0, 0, 0, CmdEcho, "connection", "Returns the given string."});
   table.Add({"quit", -1, kAllowBusy | kNoAuth | kFast | kConnection | kNotQueued | kNoScript, 0, 0, 0, CmdQuit, "connection", "Closes the connection."});
-  table.Add({"post", -1, kNoAuth | kConnection, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
-  table.Add({"host:", -1, kNoAuth | kConnection, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
+  table.Add({"post", -1, kNoAuth | kConnection | kNotListed, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
+  table.Add({"host:", -1, kNoAuth | kConnection | kNotListed, 0, 0, 0, CmdHttpRequest, "connection", "Closes a connection that sent an HTTP request."});
   table.Add({"auth", -2, kAllowBusy | kNoAuth | kFast | kConnection | kNoScript, 0, 0, 0, CmdAuth, "connection", "Authenticates the connection."});
   table.Add({"hello", -1, kAllowBusy | kNoAuth | kFast | kConnection | kNoScript, 0, 0, 0, CmdHello, "connection", "Handshakes with the server."});
   table.Add({"select", 2, kFast | kConnection, 0, 0, 0, CmdSelect, "connection", "Changes the selected database."});

@@ -1,4 +1,4 @@
-// Server family: introspection and administration (COMMAND, INFO, CONFIG, TIME, SHUTDOWN,
+// Server family: introspection and administration (INFO, CONFIG, TIME, SHUTDOWN,
 // DEBUG). INFO gathers its keyspace figures from every shard, holding each in turn.
 #include <chrono>
 #include <cstdio>
@@ -29,146 +29,6 @@ using protocol::EqualsIgnoreCase;
 
 namespace {
 
-
-// ---- COMMAND ----
-
-void WriteCommandFlags(protocol::ReplyWriter& r, const CommandSpec& spec) {
-  std::vector<const char*> flags;
-  if (spec.flags & kWrite) flags.push_back("write");
-  if (spec.flags & kDenyOom) flags.push_back("denyoom");
-  if (spec.flags & kReadOnly) flags.push_back("readonly");
-  if (spec.flags & kAdmin) flags.push_back("admin");
-  if (spec.flags & kPubSub) flags.push_back("pubsub");
-  if (spec.flags & kBlocking) flags.push_back("blocking");
-  if (spec.flags & kFast) flags.push_back("fast");
-  if (spec.flags & kNoAuth) flags.push_back("no_auth");
-  // Redis adds it after the declared flags, for a command whose keys it must search for.
-  if (spec.find_keys != nullptr) flags.push_back("movablekeys");
-  r.SetHeader(flags.size());
-  for (const char* f : flags) r.SimpleString(f);
-}
-
-// Listed in the order of Redis's category table, as COMMAND INFO lists them (server/acl.h).
-std::vector<std::string> AclCategories(const CommandSpec& spec) {
-  uint32_t bits = CommandCategories(spec);
-  std::vector<std::string> out;
-  for (const AclCategoryName& category : AclCategoryNames()) {
-    if (bits & category.bit) out.push_back(std::string("@") + category.name);
-  }
-  return out;
-}
-
-void WriteCommandInfo(protocol::ReplyWriter& r, const CommandSpec& spec) {
-  // Like Redis's, a container has no flags and no keys of its own (OBJECT's first key
-  // is only for routing).
-  bool container = !spec.subcommands.empty();
-  r.ArrayHeader(10);
-  r.Bulk(spec.name);
-  r.Integer(spec.arity);
-  if (container) {
-    r.SetHeader(0);
-  } else {
-    WriteCommandFlags(r, spec);
-  }
-  r.Integer(container ? 0 : spec.first_key);
-  r.Integer(container ? 0 : spec.last_key);
-  r.Integer(container ? 0 : spec.key_step);
-  std::vector<std::string> categories = AclCategories(spec);
-  r.SetHeader(categories.size());
-  for (const std::string& category : categories) r.SimpleString(category);
-  r.SetHeader(0);    // tips
-  r.ArrayHeader(0);  // key specs
-  r.ArrayHeader(0);  // subcommands
-}
-
-void WriteCommandDocs(protocol::ReplyWriter& r, const CommandSpec& spec) {
-  r.Bulk(spec.name);
-  r.MapHeader(3);
-  r.Bulk("summary");
-  r.Bulk(spec.summary);
-  r.Bulk("since");
-  r.Bulk("1.0.0");
-  r.Bulk("group");
-  r.Bulk(spec.group.empty() ? "generic" : spec.group);
-}
-
-// Redis 7.0's text, word for word, though lapse has no GETKEYSANDFLAGS.
-void CommandHelp(ConnCommand& c) {
-  ReplyHelp(c.reply, {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                      "(no subcommand)",
-                      "    Return details about all Redis commands.",
-                      "COUNT",
-                      "    Return the total number of commands in this Redis server.",
-                      "LIST",
-                      "    Return a list of all commands in this Redis server.",
-                      "INFO [<command-name> ...]",
-                      "    Return details about multiple Redis commands.",
-                      "    If no command names are given, documentation details for all",
-                      "    commands are returned.",
-                      "DOCS [<command-name> ...]",
-                      "    Return documentation details about multiple Redis commands.",
-                      "    If no command names are given, documentation details for all",
-                      "    commands are returned.",
-                      "GETKEYS <full-command>",
-                      "    Return the keys from a full Redis command.",
-                      "GETKEYSANDFLAGS <full-command>",
-                      "    Return the keys and the access flags from a full Redis command."});
-}
-
-// The dispatcher has checked the subcommand and its arity against the table.
-void CmdCommand(ConnCommand& c) {
-  const CommandTable& table = c.server.commands();
-  if (c.args.size() == 1) {
-    c.reply.ArrayHeader(table.All().size());
-    for (const CommandSpec* spec : table.All()) WriteCommandInfo(c.reply, *spec);
-    return;
-  }
-  std::string_view sub = c.args[1];
-  if (EqualsIgnoreCase(sub, "COUNT")) return c.reply.Integer(static_cast<int64_t>(table.All().size()));
-  if (EqualsIgnoreCase(sub, "HELP")) return CommandHelp(c);
-  if (EqualsIgnoreCase(sub, "INFO")) {
-    if (c.args.size() == 2) {
-      c.reply.ArrayHeader(table.All().size());
-      for (const CommandSpec* spec : table.All()) WriteCommandInfo(c.reply, *spec);
-      return;
-    }
-    c.reply.ArrayHeader(c.args.size() - 2);
-    for (size_t i = 2; i < c.args.size(); ++i) {
-      const CommandSpec* spec = table.Find(c.args[i]);
-      spec ? WriteCommandInfo(c.reply, *spec) : c.reply.Null();
-    }
-    return;
-  }
-  if (EqualsIgnoreCase(sub, "DOCS")) {
-    std::vector<const CommandSpec*> specs;
-    if (c.args.size() == 2) {
-      specs = table.All();
-    } else {
-      for (size_t i = 2; i < c.args.size(); ++i) {
-        if (const CommandSpec* spec = table.Find(c.args[i])) specs.push_back(spec);
-      }
-    }
-    c.reply.MapHeader(specs.size());
-    for (const CommandSpec* spec : specs) WriteCommandDocs(c.reply, *spec);
-    return;
-  }
-  if (EqualsIgnoreCase(sub, "LIST")) {
-    if (c.args.size() > 2) return c.reply.Error(errors::kSyntax);  // no FILTERBY
-    c.reply.ArrayHeader(table.All().size());
-    for (const CommandSpec* spec : table.All()) c.reply.Bulk(spec->name);
-    return;
-  }
-  const CommandSpec* spec = table.Find(c.args[2]);  // GETKEYS
-  if (spec == nullptr) return c.reply.Error(errors::kInvalidCommandSpecified);
-  Args cmd = c.args.subspan(2);
-  // The shard channels of SPUBLISH & co. are in their key specs for routing, flagged not_key.
-  if (spec->first_key == 0 || (spec->flags & kPubSub)) return c.reply.Error(errors::kCommandHasNoKeys);
-  if (!ArityOk(*spec, cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
-  std::vector<std::string_view> keys;
-  ForEachKeyIndex(*spec, cmd, [&](size_t i) { keys.push_back(cmd[i]); });
-  c.reply.ArrayHeader(keys.size());
-  for (auto k : keys) c.reply.Bulk(k);
-}
 
 // ---- CONFIG ----
 
@@ -790,8 +650,6 @@ void CmdLolwut(ConnCommand& c) {
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
-  table.Add({"command", -1, kConnection, 0, 0, 0, CmdCommand, "server", "Returns detailed information about all commands."},
-            {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"help", 2}, {"info", -2}, {"list", -2}});
   table.Add({"config", -2, kAdmin | kNoScript, 0, 0, 0, CmdConfigOrResetStat, "server", "Gets or sets configuration parameters."},
             {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});

@@ -754,9 +754,6 @@ def test_command_info_as_redis(server, redis_server):
 
 
 @needs_redis
-@pytest.mark.xfail(target_kind() != "redis", strict=True,
-                   reason="lapse's COMMAND INFO has no noscript/loading/stale flags, key specs or subcommand "
-                          "entries (pubsub|channels & co.) for any command")
 def test_command_info_identical_to_redis(server, redis_server):
     names = PUBSUB_COMMANDS + ["pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels",
                                "pubsub|shardnumsub", "pubsub|help"]
