@@ -176,7 +176,7 @@ std::optional<std::string> LzfDecompress(std::string_view in, size_t expected) {
 }
 
 std::optional<uint8_t> Reader::Byte() {
-  if (pos_ >= data_.size()) return std::nullopt;
+  if (pos_ >= data_.size()) return Short(), std::nullopt;
   return static_cast<uint8_t>(data_[pos_++]);
 }
 
@@ -196,7 +196,8 @@ bool Reader::Length(uint64_t* length, bool* special) {
     }
     case 2: {
       int bytes = *first == 0x80 ? 4 : *first == 0x81 ? 8 : 0;
-      if (bytes == 0 || pos_ + bytes > data_.size()) return false;
+      if (bytes == 0) return false;
+      if (pos_ + bytes > data_.size()) return Short(), false;
       uint64_t value = 0;
       for (int k = 0; k < bytes; ++k) value = (value << 8) | static_cast<uint8_t>(data_[pos_++]);
       *length = value;
@@ -217,7 +218,7 @@ std::optional<uint64_t> Reader::Length() {
 }
 
 std::optional<std::string_view> Reader::Raw(size_t n) {
-  if (n > data_.size() - pos_) return std::nullopt;
+  if (n > data_.size() - pos_) return Short(), std::nullopt;
   std::string_view out = data_.substr(pos_, n);
   pos_ += n;
   return out;
@@ -259,14 +260,14 @@ std::optional<std::string> Reader::String() {
   bool special = false;
   if (!Length(&length, &special)) return std::nullopt;
   if (!special) {
-    if (length > data_.size() - pos_) return std::nullopt;
+    if (length > data_.size() - pos_) return Short(), std::nullopt;
     std::string out(data_.substr(pos_, length));
     pos_ += length;
     return out;
   }
   if (length <= 2) {  // an integer of 1, 2 or 4 bytes, little-endian, signed
     size_t bytes = size_t{1} << length;
-    if (pos_ + bytes > data_.size()) return std::nullopt;
+    if (pos_ + bytes > data_.size()) return Short(), std::nullopt;
     uint32_t raw = 0;
     for (size_t k = 0; k < bytes; ++k) raw |= static_cast<uint32_t>(static_cast<uint8_t>(data_[pos_++])) << (8 * k);
     int64_t value = bytes == 1 ? static_cast<int8_t>(raw) : bytes == 2 ? static_cast<int16_t>(raw)
@@ -276,7 +277,8 @@ std::optional<std::string> Reader::String() {
   if (length != 3) return std::nullopt;
   uint64_t compressed = 0, original = 0;
   if (!Length(&compressed, &special) || special || !Length(&original, &special) || special) return std::nullopt;
-  if (compressed > data_.size() - pos_ || original > (uint64_t{1} << 32)) return std::nullopt;
+  if (compressed > data_.size() - pos_) return Short(), std::nullopt;
+  if (original > (uint64_t{1} << 32)) return std::nullopt;
   std::string_view packed = data_.substr(pos_, compressed);
   pos_ += compressed;
   return LzfDecompress(packed, original);

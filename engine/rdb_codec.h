@@ -52,6 +52,8 @@ class Reader {
   explicit Reader(std::string_view data) : data_(data) {}
   bool AtEnd() const { return pos_ >= data_.size(); }
   size_t position() const { return pos_; }
+  // Whether a read failed for want of bytes (the data ends too soon) rather than bad ones.
+  bool ran_short() const { return ran_short_; }
   std::optional<uint8_t> Byte();
   std::optional<std::string> String();
   // A plain length (not a special string encoding).
@@ -68,8 +70,10 @@ class Reader {
   bool Length(uint64_t* length, bool* special);
 
  private:
+  void Short() { ran_short_ = true; }
   std::string_view data_;
   size_t pos_ = 0;
+  bool ran_short_ = false;
 };
 
 // Appends the version and checksum that make `body` a DUMP payload.
