@@ -99,6 +99,73 @@ bool SnapshotWriter::Finish() {
   return !failed_;
 }
 
+// ---- lapse-only records ----
+
+std::string EncodeContainer(const ContainerRecord& c) {
+  std::string out;
+  AppendLength(out, c.db);
+  AppendString(out, c.name);
+  AppendUint64Le(out, static_cast<uint64_t>(c.default_ttl));
+  out.push_back(c.evictable ? 1 : 0);
+  AppendUint64Le(out, static_cast<uint64_t>(c.ru_per_second));
+  return out;
+}
+
+std::optional<ContainerRecord> DecodeContainer(std::string_view bytes) {
+  Reader r(bytes);
+  ContainerRecord c;
+  auto db = r.Length();
+  auto name = db ? r.String() : std::nullopt;
+  auto ttl = name ? r.Uint64Le() : std::nullopt;
+  auto evictable = ttl ? r.Byte() : std::nullopt;
+  auto ru = evictable ? r.Uint64Le() : std::nullopt;
+  if (!ru || !r.AtEnd() || *db > UINT32_MAX) return std::nullopt;
+  c.db = static_cast<uint32_t>(*db);
+  c.name = std::move(*name);
+  c.default_ttl = static_cast<int64_t>(*ttl);
+  c.evictable = *evictable != 0;
+  c.ru_per_second = static_cast<int64_t>(*ru);
+  return c;
+}
+
+std::string EncodeItemsHeader(uint32_t db, std::string_view container, size_t count) {
+  std::string out;
+  AppendLength(out, db);
+  AppendString(out, container);
+  AppendLength(out, count);
+  return out;
+}
+
+void AppendItem(std::string& out, std::string_view id, std::string_view members, int64_t ttl, int64_t last_write_ms,
+                uint64_t etag) {
+  AppendString(out, id);
+  AppendString(out, members);
+  AppendUint64Le(out, static_cast<uint64_t>(ttl));
+  AppendUint64Le(out, static_cast<uint64_t>(last_write_ms));
+  AppendUint64Le(out, etag);
+}
+
+bool DecodeItems(std::string_view bytes, uint32_t* db, std::string* container, std::vector<ItemRecord>* items) {
+  Reader r(bytes);
+  auto d = r.Length();
+  auto name = d ? r.String() : std::nullopt;
+  auto count = name ? r.Length() : std::nullopt;
+  if (!count || *d > UINT32_MAX) return false;
+  *db = static_cast<uint32_t>(*d);
+  *container = std::move(*name);
+  for (uint64_t k = 0; k < *count; ++k) {
+    ItemRecord item;
+    auto id = r.String();
+    auto members = id ? r.String() : std::nullopt;
+    auto ttl = members ? r.Uint64Le() : std::nullopt;
+    auto ts = ttl ? r.Uint64Le() : std::nullopt;
+    auto etag = ts ? r.Uint64Le() : std::nullopt;
+    if (!etag) return false;
+    items->push_back({std::move(*id), std::move(*members), static_cast<int64_t>(*ttl), static_cast<int64_t>(*ts), *etag});
+  }
+  return r.AtEnd();
+}
+
 // ---- Loading ----
 
 namespace {

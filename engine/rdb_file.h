@@ -12,8 +12,10 @@
 // loads in Redis, without them:
 //   "lapse-hfe"        after a hash's key record: the key, then field / deadline pairs
 //                      (hash-field TTLs, absolute Unix ms)
-//   "lapse-container"  one container: database, name, settings, then its items (engine/
-//                      rdb_items.h), written by the server after the keys
+//   "lapse-container"  one container: database, name, DefaultTimeToLive (OFF included), RU
+//                      budget, eviction opt-in
+//   "lapse-items"      a batch of one container's items: id, JSON members, own ttl, _ts (ms)
+//                      and _etag; batches follow their container's record
 //
 // The writer streams: records accumulate in a buffer that goes to the Sink in chunks of
 // about kChunkBytes, the checksum running over them as they go, so that a background save
@@ -30,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/collection.h"
 #include "engine/entry.h"
@@ -53,6 +56,30 @@ constexpr uint8_t kOpcodeEof = 255;
 
 inline constexpr std::string_view kAuxHashFieldTtls = "lapse-hfe";
 inline constexpr std::string_view kAuxContainer = "lapse-container";
+inline constexpr std::string_view kAuxItems = "lapse-items";
+
+struct ContainerRecord {
+  uint32_t db = 0;
+  std::string name;
+  int64_t default_ttl = 0;  // engine/container.h's kTtlOff when OFF
+  bool evictable = false;
+  int64_t ru_per_second = 0;
+};
+std::string EncodeContainer(const ContainerRecord& c);
+std::optional<ContainerRecord> DecodeContainer(std::string_view bytes);
+
+struct ItemRecord {
+  std::string id;
+  std::string members;
+  int64_t ttl = 0;
+  int64_t last_write_ms = 0;
+  uint64_t etag = 0;
+};
+// Appends one item to a batch under construction (EncodeItemsHeader first).
+std::string EncodeItemsHeader(uint32_t db, std::string_view container, size_t count);
+void AppendItem(std::string& out, std::string_view id, std::string_view members, int64_t ttl, int64_t last_write_ms,
+                uint64_t etag);
+bool DecodeItems(std::string_view bytes, uint32_t* db, std::string* container, std::vector<ItemRecord>* items);
 
 // Where a snapshot's bytes go; Write returns false on an I/O error (the save then fails).
 class Sink {

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <tuple>
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 
@@ -66,18 +69,104 @@ std::pair<uint64_t, uint64_t> CountDb(ShardSet& shards, size_t db, bool held) {
 }
 
 // Start-up and DEBUG RELOAD load straight into the shards: nothing else runs meanwhile.
+// Items are gathered per shard and container and restored once the file is read, in
+// last-write order (engine/item_store.h's inherit lists need it), so a failed load restores
+// none of them.
 class ShardTarget final : public engine::rdb::LoadTarget {
  public:
-  ShardTarget(ShardSet& shards, size_t databases) : shards_(shards), databases_(databases) {}
+  ShardTarget(ShardSet& shards, engine::ContainerCatalog& catalog, size_t databases)
+      : shards_(shards), catalog_(catalog), databases_(databases) {}
   engine::Db* DbFor(uint32_t db, std::string_view key) override {
     if (db >= databases_) return nullptr;
     return &shards_.shard(shards_.ShardFor(key)).db(db);
   }
 
+  bool OnLapseAux(std::string_view key, std::string_view value, int64_t now_ms) override {
+    if (key == engine::rdb::kAuxContainer) {
+      auto c = engine::rdb::DecodeContainer(value);
+      if (!c || c->db >= databases_) return false;
+      containers_.push_back(std::move(*c));
+      return true;
+    }
+    if (key == engine::rdb::kAuxItems) {
+      uint32_t db = 0;
+      std::string container;
+      std::vector<engine::rdb::ItemRecord> items;
+      if (!engine::rdb::DecodeItems(value, &db, &container, &items) || db >= databases_) return false;
+      for (auto& item : items) {
+        uint32_t shard = shards_.ShardForItem(container, item.id);
+        pending_[{shard, db, container}].push_back(std::move(item));
+      }
+      return true;
+    }
+    return true;  // a later lapse's record this one does not know: information only
+  }
+
+  // After a complete load: the containers' settings, then their items.
+  void Finish(int64_t now_ms) {
+    for (const engine::rdb::ContainerRecord& c : containers_) {
+      std::shared_ptr<engine::ContainerInfo> info = catalog_.FindOrCreate(c.db, c.name);
+      info->default_ttl.store(c.default_ttl);
+      info->evictable.store(c.evictable);
+      info->meter.set_limit(static_cast<double>(c.ru_per_second));
+      info->ru_per_second.store(c.ru_per_second);
+    }
+    for (auto& [where, items] : pending_) {
+      auto& [shard_id, db, container] = where;
+      std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.last_write_ms < b.last_write_ms; });
+      engine::ItemStore& store = shards_.shard(shard_id).items();
+      engine::ContainerPart* part = store.FindOrCreate(db, container);
+      for (auto& item : items) {
+        store.Restore(*part, item.id, std::move(item.members), item.ttl, item.last_write_ms, item.etag, now_ms);
+      }
+    }
+  }
+
  private:
   ShardSet& shards_;
+  engine::ContainerCatalog& catalog_;
   size_t databases_;
+  std::vector<engine::rdb::ContainerRecord> containers_;
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<engine::rdb::ItemRecord>> pending_;
 };
+
+// Every container of every database with its items, as lapse-only AUX records: one per
+// container, then its items in batches of at most one slice per shard.
+void WriteContainers(ShardSet& shards, engine::ContainerCatalog& catalog, size_t databases,
+                     engine::rdb::SnapshotWriter& writer, engine::Clock& clock, bool sliced) {
+  for (uint32_t db = 0; db < databases; ++db) {
+    for (const std::string& name : catalog.Names(db)) {
+      std::shared_ptr<engine::ContainerInfo> info = catalog.Find(db, name);
+      if (!info) continue;
+      writer.Aux(engine::rdb::kAuxContainer,
+                 engine::rdb::EncodeContainer({db, name, info->default_ttl.load(), info->evictable.load(),
+                                               info->ru_per_second.load()}));
+      for (uint32_t id = 0; id < shards.size(); ++id) {
+        uint64_t cursor = 0;
+        auto slice = [&](engine::Shard& shard) {
+          engine::ContainerPart* part = shard.items().Find(db, name);
+          if (part == nullptr) return void(cursor = 0);
+          std::string batch;
+          size_t count = 0;
+          cursor = shard.items().Scan(*part, cursor, clock.NowMs(), sliced ? 256 : SIZE_MAX / 2,
+                                      [&](const engine::Item& item) {
+                                        engine::rdb::AppendItem(batch, item.id, item.members, item.ttl,
+                                                                item.last_write_ms, item.etag);
+                                        ++count;
+                                      });
+          if (count > 0) writer.Aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(db, name, count) + batch);
+        };
+        do {
+          if (sliced) {
+            shards.WithShard(id, slice);
+          } else {
+            slice(shards.shard(id));
+          }
+        } while (cursor != 0);
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -153,6 +242,10 @@ bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sli
         }
       } while (cursor != 0);
     }
+  }
+  if (s.rdb_lapse_data) {
+    WriteContainers(shards, server_.containers(), static_cast<size_t>(server_.settings().databases), writer,
+                    server_.clock(), sliced);
   }
   return writer.Finish();
 }
@@ -266,12 +359,13 @@ std::optional<std::string> Persistence::LoadAtStartup() {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   loading_.store(true);
-  ShardTarget target(server_.shards(), static_cast<size_t>(server_.settings().databases));
+  ShardTarget target(server_.shards(), server_.containers(), static_cast<size_t>(server_.settings().databases));
   engine::rdb::LoadStats stats;
   auto start = std::chrono::steady_clock::now();
   std::optional<std::string> error;
   server_.shards().RunHoldingAll([&] {
     error = engine::rdb::LoadSnapshotFile(path, target, server_.collection_limits(), server_.clock().NowMs(), &stats);
+    if (!error) target.Finish(server_.clock().NowMs());
   });
   loading_.store(false);
   if (error) return "Short read or corrupt RDB file: " + *error;
@@ -287,7 +381,7 @@ std::optional<std::string> Persistence::DebugReload() {
   std::lock_guard save_lock(save_mu_);
   Settings s = server_.config().Snapshot();
   ShardSet& shards = server_.shards();
-  ShardTarget target(shards, static_cast<size_t>(server_.settings().databases));
+  ShardTarget target(shards, server_.containers(), static_cast<size_t>(server_.settings().databases));
   engine::rdb::LoadStats stats;
   std::optional<std::string> save_error, load_error;
   uint64_t changes = TotalChanges();
@@ -298,8 +392,10 @@ std::optional<std::string> Persistence::DebugReload() {
     for (uint32_t id = 0; id < shards.size(); ++id) {
       for (size_t db = 0; db < shards.shard(id).database_count(); ++db) shards.shard(id).db(db).Clear();
     }
+    server_.containers().DropAll();
     load_error = engine::rdb::LoadSnapshotFile(SnapshotPath(s), target, server_.collection_limits(),
                                                server_.clock().NowMs(), &stats);
+    if (!load_error) target.Finish(server_.clock().NowMs());
   });
   if (save_error) return std::string("ERR ") + *save_error;
   NoteSaved(changes, server_.clock().NowMs());
