@@ -208,10 +208,14 @@ void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
   saves_.fetch_add(1);
 }
 
-bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced) {
+bool Persistence::WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base) {
+  return Serialise(sink, server_.config().Snapshot(), true, aof_base);
+}
+
+bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced, bool aof_base) {
   ShardSet& shards = server_.shards();
   engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
-  writer.Header(server_.clock().NowMs(), 0);
+  writer.Header(server_.clock().NowMs(), 0, aof_base);
   for (size_t db = 0; db < static_cast<size_t>(server_.settings().databases); ++db) {
     auto [keys, expires] = CountDb(shards, db, !sliced);
     if (keys == 0) continue;

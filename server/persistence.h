@@ -72,6 +72,11 @@ class Persistence {
   bool StartBackgroundSave();
   bool background_save_running() const { return bgsave_running_.load(); }
 
+  // The whole dataset as an RDB stream into `sink`, shard by shard in slices as BGSAVE
+  // writes it, with the live rdbcompression / rdbchecksum / rdb-lapse-data settings; for
+  // other writers of RDB (an AOF base file sets `aof_base`). False when the sink failed.
+  bool WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base);
+
   // Loads `dir`/`dbfilename` if it exists (start-up: no client is served yet). An error
   // naming the file and the offset when it is truncated or corrupt.
   std::optional<std::string> LoadAtStartup();
@@ -99,7 +104,7 @@ class Persistence {
   // Writes the snapshot through the atomic-rename path; `sliced` takes each shard per slice
   // (background), otherwise the caller holds every shard.
   std::optional<std::string> WriteSnapshot(bool sliced);
-  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool sliced);
+  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool sliced, bool aof_base = false);
   void NoteSaved(uint64_t changes_at_start, int64_t now_ms);
   void NoteLoaded(const engine::rdb::LoadStats& stats);
   uint64_t TotalChanges() const;
