@@ -58,6 +58,12 @@ void SnapshotWriter::Aux(std::string_view key, std::string_view value) {
   MaybeFlush();
 }
 
+void SnapshotWriter::Function(std::string_view code) {
+  buffer_.push_back(static_cast<char>(kOpcodeFunction2));
+  AppendStringEncoded(buffer_, code, options_.compress);
+  MaybeFlush();
+}
+
 void SnapshotWriter::SelectDb(uint32_t db, uint64_t keys, uint64_t expires) {
   buffer_.push_back(static_cast<char>(kOpcodeSelectDb));
   AppendLength(buffer_, db);
@@ -259,9 +265,14 @@ std::optional<std::string> Loader::Run() {
         continue;
       case kOpcodeModuleAux:
         return Error("module data is not supported", start);
-      case kOpcodeFunction2:
+      case kOpcodeFunction2: {
+        auto code = r_.String();
+        if (!code) return Truncated();
+        if (!target_.OnFunction(std::move(*code))) return Error("function library refused", start);
+        continue;
+      }
       case kOpcodeFunctionPreGa:
-        return Error("function libraries in snapshots are not supported (load them with FUNCTION RESTORE)", start);
+        return Error("pre-GA function format not supported", start);
       default:
         if (!IsValueType(*type)) return Error("unknown record type " + std::to_string(*type), start);
         if (auto err = Key(*type, deadline, start)) return err;

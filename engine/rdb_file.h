@@ -112,6 +112,8 @@ class SnapshotWriter {
   // The magic and the AUX fields Redis 7.0 writes first.
   void Header(int64_t now_ms, uint64_t used_memory, bool aof_base = false);
   void Aux(std::string_view key, std::string_view value);
+  // A function library (FUNCTION2 record), written before the keys as Redis does.
+  void Function(std::string_view code);
   void SelectDb(uint32_t db, uint64_t keys, uint64_t expires);
   // One key record: its deadline, type, name and value (and its field TTLs as lapse data).
   void Key(const Entry* e);
@@ -142,6 +144,8 @@ class LoadTarget {
   virtual ~LoadTarget() = default;
   // The Db (of database `db`) that `key` goes to, or nullptr when `db` is out of range.
   virtual Db* DbFor(uint32_t db, std::string_view key) = 0;
+  // A function library's code (FUNCTION2 record); false to refuse the file.
+  virtual bool OnFunction(std::string code) { return false; }
   // An AUX field lapse reads itself (containers); false when it is malformed.
   virtual bool OnLapseAux(std::string_view key, std::string_view value, int64_t now_ms) { return true; }
 };

@@ -15,6 +15,7 @@
 
 #include "engine/rdb_file.h"
 #include "engine/shard.h"
+#include "server/function_snapshot.h"
 #include "server/server.h"
 #include "server/shard_set.h"
 
@@ -102,6 +103,12 @@ class ShardTarget final : public engine::rdb::LoadTarget {
     return true;  // a later lapse's record this one does not know: information only
   }
 
+  bool OnFunction(std::string code) override {
+    functions_.push_back(std::move(code));
+    return true;
+  }
+  std::vector<std::string> TakeFunctions() { return std::move(functions_); }
+
   // After a complete load: the containers' settings, then their items.
   void Finish(int64_t now_ms) {
     for (const engine::rdb::ContainerRecord& c : containers_) {
@@ -127,6 +134,7 @@ class ShardTarget final : public engine::rdb::LoadTarget {
   engine::ContainerCatalog& catalog_;
   size_t databases_;
   std::vector<engine::rdb::ContainerRecord> containers_;
+  std::vector<std::string> functions_;
   std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<engine::rdb::ItemRecord>> pending_;
 };
 
@@ -216,6 +224,7 @@ bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sli
   ShardSet& shards = server_.shards();
   engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
   writer.Header(server_.clock().NowMs(), 0, aof_base);
+  for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
   for (size_t db = 0; db < static_cast<size_t>(server_.settings().databases); ++db) {
     auto [keys, expires] = CountDb(shards, db, !sliced);
     if (keys == 0) continue;
@@ -373,6 +382,7 @@ std::optional<std::string> Persistence::LoadAtStartup() {
   });
   loading_.store(false);
   if (error) return "Short read or corrupt RDB file: " + *error;
+  if (auto err = LoadLibraryCodes(server_, target.TakeFunctions())) return path + ": function library: " + *err;
   NoteLoaded(stats);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("DB loaded from disk: {:.3f} seconds ({} keys loaded, {} expired while down, {} empty skipped)",

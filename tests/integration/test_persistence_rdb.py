@@ -499,3 +499,27 @@ def test_redis_opens_files_with_and_without_lapse_data(start_server):
     assert b"lapse-" not in open(path, "rb").read()
     with running_server(kind="redis", options={"dir": lapse.data_dir()}) as red:
         assert client(red).hgetall("fields") == {b"keep": b"1", b"long": b"3"}
+
+
+LIBRARY = "#!lua name=snaplib\nredis.register_function('snapfn', function(keys, args) return 'hi' end)"
+
+
+@needs_redis
+@pytest.mark.lapse_only
+def test_function_libraries_travel_in_snapshots_both_ways(start_server):
+    with running_server(kind="redis") as red:
+        rc = client(red)
+        rc.function_load(LIBRARY)
+        rc.set("k", "v")
+        assert rc.save() is True
+        redis_dir = red.data_dir()
+    lapse = start_server(options={"dir": redis_dir})
+    lc = client(lapse)
+    assert lc.fcall("snapfn", 0) == b"hi"
+    assert lc.get("k") == b"v"
+    assert lc.save() is True
+    check = subprocess.run(["redis-check-rdb", os.path.join(redis_dir, "dump.rdb")], capture_output=True, text=True,
+                           errors="replace")
+    assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
+    with running_server(kind="redis", options={"dir": redis_dir}) as red:
+        assert client(red).fcall("snapfn", 0) == b"hi"
