@@ -268,15 +268,22 @@ def test_persistence_config(raw):
 
 
 @pytest.mark.lapse_only
-def test_default_save_rules_apply_without_a_config_file(start_server):
-    srv = start_server(options={"save": "3600 1 300 100 60 10000"})
-    with srv.client() as c:
-        assert c.call("CONFIG", "GET", "save") == [b"save", b"3600 1 300 100 60 10000"]
-    srv_default = ServerProcess()
-    argv = srv_default.command_line(0)
-    assert "--save" in argv  # the harness turns them off; the binary's own default is Redis's
-    out = subprocess.run([argv[0], "--help"], capture_output=True, text=True, errors="replace").stdout
-    assert "3600 1 300 100 60 10000" in out
+def test_default_save_rules_apply_without_a_config_file(tmp_path):
+    # The harness turns save rules off; started bare, lapse has Redis's defaults.
+    from lapse_harness import free_port, lapse_binary, RawClient
+    port = free_port()
+    proc = subprocess.Popen([lapse_binary(), "--port", str(port), "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True).stdout
+                   == b"PONG\n", what="lapse to start")
+        with RawClient(port) as c:
+            assert c.call("CONFIG", "GET", "save") == [b"save", b"3600 1 300 100 60 10000"]
+            c.send("SHUTDOWN", "NOSAVE")
+            assert c.at_eof()
+    finally:
+        proc.wait(20)
+    assert not os.path.exists(tmp_path / "dump.rdb")
 
 
 # ---- Whole files across servers --------------------------------------------------------------
