@@ -51,6 +51,17 @@ void NoteAccess(Entry* e, int64_t now_ms) {
   e->set_access_stamp(LfuStamp(now_ms, LogIncrement(DecayedFrequency(e, now_ms))));
 }
 
+void SetRestoredAccess(Entry* e, int64_t idle_seconds, int64_t frequency, int64_t now_ms) {
+  if (Access().lfu.load(std::memory_order_relaxed)) {
+    if (frequency >= 0) e->set_access_stamp(LfuStamp(now_ms, static_cast<uint8_t>(frequency)));
+    return;
+  }
+  if (idle_seconds < 0) return;
+  int64_t stamp = static_cast<int64_t>(LruClock(now_ms)) - idle_seconds;
+  if (stamp < 0) stamp += kLruClockMax;  // the LRU clock wraps; IdleMs unwraps it
+  e->set_access_stamp(static_cast<uint32_t>(stamp) & kLruClockMax);
+}
+
 uint64_t IdleMs(const Entry* e, int64_t now_ms) {
   uint32_t now = LruClock(now_ms), stamp = e->access_stamp();
   uint64_t seconds = now >= stamp ? now - stamp : now + (kLruClockMax - stamp);

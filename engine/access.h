@@ -39,6 +39,11 @@ void NoteCreated(Entry* e, int64_t now_ms);
 // incremented.
 void NoteAccess(Entry* e, int64_t now_ms);
 
+// RESTORE's IDLETIME and FREQ, as Redis's objectSetLRUOrLFU: under an LFU policy a
+// `frequency` >= 0 becomes the counter; under LRU an `idle_seconds` >= 0 dates the last
+// access back. A value for the other kind of policy is ignored, as in Redis.
+void SetRestoredAccess(Entry* e, int64_t idle_seconds, int64_t frequency, int64_t now_ms);
+
 // Milliseconds since the last access under LRU stamps (whole seconds).
 uint64_t IdleMs(const Entry* e, int64_t now_ms);
 // The LFU counter after the decay owed since its last access (OBJECT FREQ), not stored.

@@ -107,6 +107,12 @@ class Db {
 
   // One SCAN step over stored entries; expired entries are skipped.
   uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(const Entry*)>& fn) const;
+  // A snapshot's walk of this Db with Scan, in slices between which other commands run
+  // (server/persistence.h): Begin finishes any rehash under way and keeps the table from
+  // shrinking until End, so that the cursor never revisits a bucket and no key is written
+  // twice.
+  void BeginSnapshotWalk() { table_.FinishRehash(), table_.set_shrink_paused(true); }
+  void EndSnapshotWalk() { table_.set_shrink_paused(false); }
   // A random live key, or nullptr when there is none (after a bounded number of expired
   // picks it reclaims everything due, work proportional to that).
   Entry* RandomLive(uint64_t seed, int64_t now_ms);

@@ -193,6 +193,25 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   return outcome;
 }
 
+void ItemStore::Restore(ContainerPart& part, std::string_view id, std::string members, int64_t ttl,
+                        int64_t last_write_ms, uint64_t etag, int64_t now_ms) {
+  uint64_t hash;
+  if (Lookup(part, id, &hash) != nullptr) return;
+  auto* item = new Item();
+  item->id = std::string(id);
+  item->part = &part;
+  Entry* stamp = Entry::Create(id, PointerBytes(item), ValueType::kString, kNoDeadline);
+  NoteCreated(stamp, now_ms);
+  part.index.Insert(stamp, hash);
+  ++items_stored_;
+  item->members = std::move(members);
+  item->ttl = ttl;
+  item->last_write_ms = last_write_ms;
+  item->etag = etag;
+  next_etag_ = std::max(next_etag_, etag + 1);
+  File(item);
+}
+
 void ItemStore::CountLazy(ContainerPart& part) {
   ++part.counters.reclaimed_lazy;
   part.info->reclaimed_lazy.fetch_add(1, std::memory_order_relaxed);

@@ -154,6 +154,11 @@ class ItemStore {
   // as absent. Reclaims such an expired item on the spot.
   PutOutcome Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
                  const std::optional<uint64_t>& if_match, int64_t now_ms);
+  // Loading a snapshot: adds item `id` (absent) as it was saved, with its own last write and
+  // etag, recording nothing in the change feed. Items of one part must come in ascending
+  // last-write order (the inherit list's order). Later etags of this store exceed `etag`.
+  void Restore(ContainerPart& part, std::string_view id, std::string members, int64_t ttl, int64_t last_write_ms,
+               uint64_t etag, int64_t now_ms);
   // The live item, or nullptr; an expired item met here is reclaimed (lazily).
   const Item* Get(ContainerPart& part, std::string_view id, int64_t now_ms);
   // Deletes a live item; false if there was none.

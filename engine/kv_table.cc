@@ -119,7 +119,7 @@ void KvTable::MaybeResize() {
   }
   if (size_ >= buckets) {
     StartRehash(std::bit_ceil(size_ * 2));
-  } else if (buckets > kInitialBuckets && size_ < buckets / 8) {
+  } else if (!shrink_paused_ && buckets > kInitialBuckets && size_ < buckets / 8) {
     StartRehash(std::max(kInitialBuckets, std::bit_ceil(std::max<size_t>(size_, 1) * 2)));
   }
 }

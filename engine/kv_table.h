@@ -54,6 +54,13 @@ class KvTable {
   void ForEachInBucketOf(uint64_t hash, const std::function<bool(Entry** link)>& fn);
 
   size_t size() const { return size_; }
+  // While paused, the table may grow but never shrink (a snapshot walks it with Scan).
+  void set_shrink_paused(bool paused) { shrink_paused_ = paused; }
+  // Completes a rehash under way at once.
+  void FinishRehash() {
+    while (RehashStep(1024)) {
+    }
+  }
   size_t bucket_count() const { return tables_[0].size() + tables_[1].size(); }
   bool rehashing() const { return !tables_[1].empty(); }
 
@@ -84,6 +91,7 @@ class KvTable {
   size_t rehash_index_ = 0;  // buckets of tables_[0] below this are already moved
   size_t drain_index_ = 0;   // DrainSome's position over tables_[0] then tables_[1]
   size_t size_ = 0;
+  bool shrink_paused_ = false;
 };
 
 }  // namespace lapse::engine

@@ -8,7 +8,7 @@
 //    string encoding instead (integers, LZF).
 //  - Strings: a length and the bytes, an integer written as text (0xc0/0xc1/0xc2: 8/16/32-bit
 //    little-endian), or LZF-compressed (0xc3, compressed length, original length, data).
-//    lapse writes strings raw; it reads every form Redis writes.
+//    lapse writes integers and LZF as Redis does (AppendStringEncoded); it reads every form.
 //  - Payloads (DUMP): the body, the RDB version as 2 bytes little-endian, and the CRC-64
 //    (Jones polynomial, reflected, as Redis's crc64.c) of all that, 8 bytes little-endian.
 #pragma once
@@ -27,7 +27,20 @@ constexpr uint8_t kOpcodeFunctionPreGa = 246;
 uint64_t Crc64(uint64_t crc, std::string_view data);
 
 void AppendLength(std::string& out, uint64_t length);
+// A raw string: its length and its bytes.
 void AppendString(std::string& out, std::string_view s);
+// A string as Redis's rdbSaveRawString writes it: a canonical integer of up to 32 bits in its
+// integer form, else LZF-compressed when `compress` and it is longer than 20 bytes and LZF
+// saves at least 4 bytes, else raw.
+void AppendStringEncoded(std::string& out, std::string_view s, bool compress);
+// A double as 8 bytes little-endian (ZSET_2 scores).
+void AppendBinaryDouble(std::string& out, double value);
+// 8 bytes little-endian (millisecond times, EXPIRETIME_MS).
+void AppendUint64Le(std::string& out, uint64_t value);
+
+// Compresses `in` with LZF (liblzf's format, which Redis uses); nullopt when the output
+// would not be shorter than `in`.
+std::optional<std::string> LzfCompress(std::string_view in);
 
 // Decompresses LZF data into exactly `expected` bytes; nullopt if it is malformed.
 std::optional<std::string> LzfDecompress(std::string_view in, size_t expected);
@@ -38,14 +51,29 @@ class Reader {
  public:
   explicit Reader(std::string_view data) : data_(data) {}
   bool AtEnd() const { return pos_ >= data_.size(); }
+  size_t position() const { return pos_; }
+  // Whether a read failed for want of bytes (the data ends too soon) rather than bad ones.
+  bool ran_short() const { return ran_short_; }
   std::optional<uint8_t> Byte();
   std::optional<std::string> String();
+  // A plain length (not a special string encoding).
+  std::optional<uint64_t> Length();
+  // `n` raw bytes, viewed in place.
+  std::optional<std::string_view> Raw(size_t n);
+  std::optional<uint64_t> Uint64Le();
+  std::optional<double> BinaryDouble();
+  // A score as the old ZSET type writes it: a length byte then its text (253 nan, 254 +inf,
+  // 255 -inf).
+  std::optional<double> TextDouble();
 
- private:
   // A length, or (special set) the 6-bit code of a special string encoding.
   bool Length(uint64_t* length, bool* special);
+
+ private:
+  void Short() { ran_short_ = true; }
   std::string_view data_;
   size_t pos_ = 0;
+  bool ran_short_ = false;
 };
 
 // Appends the version and checksum that make `body` a DUMP payload.

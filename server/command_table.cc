@@ -65,6 +65,8 @@ CommandTable BuildCommandTable() {
   RegisterSetCommands(table);
   RegisterBitCommands(table);
   RegisterKeyCommands(table);
+  RegisterDumpCommands(table);
+  RegisterPersistenceCommands(table);
   RegisterContainerCommands(table);
   RegisterChangeFeedCommands(table);
   RegisterTransactionCommands(table);

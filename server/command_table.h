@@ -219,6 +219,8 @@ void RegisterServerCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
+void RegisterDumpCommands(CommandTable& table);
+void RegisterPersistenceCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);
 void RegisterChangeFeedCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);

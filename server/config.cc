@@ -161,6 +161,51 @@ Option FixedOption(const char* name, const char* value, const char* why) {
                 [value](const Settings&) { return std::string(value); }};
 }
 
+std::vector<std::string_view> SplitWords(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t start = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// Redis's `save`: pairs of "<seconds> <changes>", or "" for none.
+std::optional<std::string> SetSaveRules(Settings& s, std::string_view v) {
+  std::vector<std::pair<int64_t, int64_t>> rules;
+  auto words = SplitWords(v);
+  if (words.size() % 2 != 0) return "Invalid save parameters";
+  for (size_t k = 0; k < words.size(); k += 2) {
+    auto seconds = ParseInt(words[k]), changes = ParseInt(words[k + 1]);
+    if (!seconds || !changes || *seconds < 1 || *changes < 0) return "Invalid save parameters";
+    rules.emplace_back(*seconds, *changes);
+  }
+  s.save_rules = std::move(rules);
+  return std::nullopt;
+}
+
+std::string GetSaveRules(const Settings& s) {
+  std::string out;
+  for (auto [seconds, changes] : s.save_rules) {
+    out += (out.empty() ? "" : " ") + std::to_string(seconds) + " " + std::to_string(changes);
+  }
+  return out;
+}
+
+// Redis chdirs to `dir`; lapse keeps the absolute path instead (threads share the working
+// directory), so that relative names are resolved once, when set.
+std::optional<std::string> SetDir(Settings& s, std::string_view v) {
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::absolute(std::string(v), ec);
+  if (ec || !std::filesystem::is_directory(path, ec)) return "No such file or directory";
+  s.dir = path.lexically_normal().string();
+  if (s.dir.size() > 1 && s.dir.back() == '/') s.dir.pop_back();
+  return std::nullopt;
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
@@ -275,7 +320,18 @@ const std::vector<Option>& Options() {
                return std::nullopt;
              },
              [](const Settings& s) { return s.billing; }},
-      FixedOption("save", "", "lapse has no persistence yet (issue 17): save can only be \"\""),
+      Option{"save", true, SetSaveRules, GetSaveRules},
+      Option{"dir", true, SetDir, [](const Settings& s) { return EffectiveDir(s); }},
+      Option{"dbfilename", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               if (v.empty() || v.find('/') != std::string_view::npos) return "dbfilename can't be a path, just a filename";
+               s.dbfilename = std::string(v);
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.dbfilename; }},
+      BoolOption("rdbcompression", true, &Settings::rdbcompression),
+      BoolOption("rdbchecksum", false, &Settings::rdbchecksum),
+      BoolOption("rdb-lapse-data", true, &Settings::rdb_lapse_data),
       FixedOption("appendonly", "no", "lapse has no persistence yet (issue 17): appendonly can only be no"),
   };
   return kOptions;
@@ -432,6 +488,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
 std::optional<std::string> Config::LoadFromText(std::string_view text) {
   std::lock_guard lock(mu_);
   size_t line_no = 0;
+  bool saw_save = false;
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -453,8 +510,11 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
       continue;
     }
     std::string value = words->size() > 1 ? (*words)[1] : "";
-    if (name == "client-output-buffer-limit") {  // the one option whose value is several words
+    if (name == "client-output-buffer-limit" || name == "save") {  // values of several words
       for (size_t w = 2; w < words->size(); ++w) value += " " + (*words)[w];
+      // As in Redis, a file's first `save` line replaces the defaults and later ones add rules.
+      if (name == "save" && saw_save && !value.empty()) value = GetSaveRules(settings_) + " " + value;
+      if (name == "save") saw_save = true;
     } else if (words->size() != 2) {
       return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";
     }
@@ -495,6 +555,12 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
     if (auto err = SetLocked(flag.substr(2), argv[++i], true)) return *err;
   }
   return std::nullopt;
+}
+
+std::string EffectiveDir(const Settings& s) {
+  if (!s.dir.empty()) return s.dir;
+  std::error_code ec;
+  return std::filesystem::current_path(ec).string();
 }
 
 std::string Config::Usage() {
@@ -539,6 +605,12 @@ std::string Config::Usage() {
          "  --ru-per-second N          server-wide request-unit budget; 0 = unlimited\n"
          "  --billing MODE             provisioned (reclaim only with leftover RU) | serverless\n"
          "  --change-feed-retention BYTES  change documents each container's feed keeps (16mb)\n"
+         "  --dir PATH                 where the snapshot is written and read (the working directory)\n"
+         "  --dbfilename NAME          the snapshot's file name (dump.rdb)\n"
+         "  --save 'SECONDS CHANGES ...'  snapshot rules; '' = none (3600 1 300 100 60 10000)\n"
+         "  --rdbcompression yes|no    LZF-compress strings longer than 20 bytes in snapshots (yes)\n"
+         "  --rdbchecksum yes|no       end snapshots with a CRC-64 (yes)\n"
+         "  --rdb-lapse-data yes|no    write containers, items and hash-field TTLs too (yes)\n"
          "Config file only:\n"
          "  rename-command NAME NEW    rename a command; \"\" disables it\n"
          "  user NAME RULES...         an ACL user, as ACL SETUSER makes it (user alice on >pw ~k* +get)\n";

@@ -77,6 +77,16 @@ struct Settings {
   // Bytes of change documents each container's change feed keeps (ICHANGES); the newest
   // change is kept whatever its size.
   int64_t change_feed_retention = 16ll * 1024 * 1024;
+  // Snapshots (server/persistence.h). `dir` is absolute; empty means the working directory.
+  std::string dir;
+  std::string dbfilename = "dump.rdb";
+  bool rdbcompression = true;
+  bool rdbchecksum = true;
+  // Containers, items and hash-field TTLs in the snapshot (records Redis skips or refuses).
+  bool rdb_lapse_data = true;
+  // `save` rules: snapshot after `seconds` when at least `changes` writes happened. Redis's
+  // defaults apply until a file or flag says otherwise; "" disables them.
+  std::vector<std::pair<int64_t, int64_t>> save_rules{{3600, 1}, {300, 100}, {60, 10000}};
   std::vector<std::pair<std::string, std::string>> renamed_commands;
   // Access control (server/acl.h): the rules of each `user` line of the file (without the
   // keyword), the aclfile, and what channels a new user starts with.
@@ -84,6 +94,9 @@ struct Settings {
   std::string aclfile;
   std::string acl_pubsub_default = "resetchannels";
 };
+
+// The directory snapshots go to: `dir`, or the working directory when it was never set.
+std::string EffectiveDir(const Settings& s);
 
 // A Redis 7.0 parameter lapse does not implement and answers with Redis's default, read-only
 // (server/config_redis_defaults.cc).

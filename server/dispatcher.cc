@@ -163,7 +163,11 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
   ThreadCounters::Bump(cc.calls);
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
-  if (RepliedWithError(out, before)) ThreadCounters::Bump(cc.failed);
+  bool failed = RepliedWithError(out, before);
+  if (failed) ThreadCounters::Bump(cc.failed);
+  // `save` rules count writes (rdb_changes_since_last_save); EXEC and EVAL count through
+  // the commands they run.
+  if ((spec.flags & kWrite) && !failed) server_.persistence().CountChange();
   int64_t micros = elapsed.count() / 1000;
   // As Redis records them: whole microseconds, and spikes in whole milliseconds.
   if (server_.latency_tracking()) cc.Histogram().Record(micros * 1000);

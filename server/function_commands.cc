@@ -19,6 +19,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/command_table.h"
+#include "server/function_snapshot.h"
 #include "server/function_registry.h"
 #include "server/help_reply.h"
 #include "server/script_step.h"
@@ -378,6 +379,27 @@ void RegisterFunctionCommands(CommandTable& table) {
   table.Add({"function", -2, kNoScript, 0, 0, 0, CmdFunction, "scripting", "A container for function commands"},
             {{"delete", 3}, {"dump", 2}, {"flush", -2}, {"help", 2}, {"kill", 2}, {"list", -2}, {"load", -3},
              {"restore", -3}, {"stats", 2}});
+}
+
+std::vector<std::string> LibraryCodes(Server& server) {
+  std::vector<std::string> codes;
+  for (const auto& [name, library] : server.functions().Current()->libraries) codes.push_back(library.code);
+  return codes;
+}
+
+std::optional<std::string> LoadLibraryCodes(Server& server, std::vector<std::string> codes) {
+  std::vector<FunctionLibrary> loaded;
+  for (std::string& code : codes) {
+    auto checked = CheckLibrary(server, std::move(code));
+    if (auto* error = std::get_if<std::string>(&checked)) return *error;
+    loaded.push_back(std::move(std::get<FunctionLibrary>(checked)));
+  }
+  return ChangeLibraries(server, [&](FunctionRegistry::Snapshot& next) -> std::optional<std::string> {
+    for (const FunctionLibrary& library : loaded) {
+      if (auto e = AddLibrary(next, library, true, "ERR Library %s already exists")) return e;
+    }
+    return std::nullopt;
+  });
 }
 
 }  // namespace lapse::server

@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
 
   lapse::engine::SystemClock clock;
   Server server(config, clock);
+  if (auto err = server.persistence().LoadAtStartup()) {
+    spdlog::error("{}", *err);
+    return 1;
+  }
   server.Start();
   if (auto err = server.Listen()) {
     spdlog::error("{}", *err);

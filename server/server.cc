@@ -46,6 +46,7 @@ Server::Server(Config& config, engine::Clock& clock)
       counters_(shards_->thread_count()),
       start_time_ms_(clock.NowMs()) {
   blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
+  persistence_ = std::make_unique<Persistence>(*this);
   // Expired items reclaimed under memory pressure are billed as reclamation is, but never
   // held back by the budget.
   evictor_ = std::make_unique<Evictor>(*shards_, [this](const engine::Item& item, int64_t) {
@@ -108,6 +109,7 @@ std::optional<std::string> Server::LoadConfiguredUsers() {
 }
 
 Server::~Server() {
+  persistence_->Stop();
   shards_->StopAndJoin();
   blocking_->Clear();
 }
@@ -131,6 +133,7 @@ void Server::ApplySettings() {
   zset_max_listpack_entries_.store(static_cast<size_t>(live.zset_max_listpack_entries), std::memory_order_relaxed);
   zset_max_listpack_value_.store(static_cast<size_t>(live.zset_max_listpack_value), std::memory_order_relaxed);
   hll_sparse_max_bytes_.store(live.hll_sparse_max_bytes, std::memory_order_relaxed);
+  persistence_->Apply(live);
   tracking_.set_max_keys(live.tracking_table_max_keys);
   change_feed_retention_.store(static_cast<uint64_t>(live.change_feed_retention), std::memory_order_relaxed);
   auto store_limit = [](std::atomic<int64_t>* to, const OutputBufferLimit& from) {
@@ -250,7 +253,10 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
   return ru;
 }
 
-void Server::Start() { shards_->Start(); }
+void Server::Start() {
+  shards_->Start();
+  persistence_->Start();
+}
 
 std::optional<std::string> Server::Listen() {
   if (startup_error_) return startup_error_;
@@ -330,6 +336,11 @@ void Server::WaitForShutdown() {
     });
   }
   shards_->StopAndJoin();
+  // SIGTERM and SIGINT save as Redis does when `save` rules exist (SHUTDOWN saved already).
+  persistence_->Stop();
+  if (persistence_->shutdown_save_needed()) {
+    if (auto err = persistence_->SaveForeground()) spdlog::warn("Error trying to save the DB: {}", *err);
+  }
   spdlog::info("bye");
 }
 

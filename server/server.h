@@ -31,6 +31,7 @@
 #include "server/eviction.h"
 #include "server/memory.h"
 #include "server/monitor.h"
+#include "server/persistence.h"
 #include "server/keyspace_events.h"
 #include "server/latency.h"
 #include "server/pubsub.h"
@@ -153,6 +154,8 @@ class Server {
     return totals;
   }
   ClientPause& client_pause() { return client_pause_; }
+  // Snapshots (SAVE, BGSAVE, save rules, loading); DUMP reads it through a const Server.
+  Persistence& persistence() const { return *persistence_; }
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
   // holds its shard sees a const Server.
   const KeyspaceEvents& keyspace_events() const { return keyspace_events_; }
@@ -197,6 +200,7 @@ class Server {
   std::unique_ptr<BlockingRegistry> blocking_;
   LatencyMonitor latency_;  // before shards_: their reclaim loops report to it
   std::unique_ptr<ShardSet> shards_;
+  std::unique_ptr<Persistence> persistence_;
   std::vector<ThreadCounters> counters_;
   ClientRegistry clients_;
   Acl acl_{commands_, clients_};

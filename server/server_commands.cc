@@ -97,9 +97,27 @@ void CmdTime(ConnCommand& c) {
   c.reply.Bulk(std::to_string(us % 1'000'000));
 }
 
-// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | ABORT. Nothing is ever saved, so the flags change
-// nothing but are checked as Redis checks them; with no shutdown ever pending (lapse stops at
-// once), ABORT always finds none.
+// SHUTDOWN's snapshot: with SAVE, or when `save` rules exist and NOSAVE is not given, as in
+// Redis. A background save under way is waited for first. False (and the error sent) when
+// the save fails: the server then keeps running, as Redis does.
+bool SaveBeforeShutdown(ConnCommand& c, bool save, bool nosave) {
+  Persistence& p = c.server.persistence();
+  if (nosave || (!save && !p.shutdown_save_needed())) {
+    p.SetShutdownSave(false);
+    return true;
+  }
+  while (p.background_save_running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (p.SaveForeground()) {
+    c.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+    return false;
+  }
+  p.SetShutdownSave(false);
+  return true;
+}
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | ABORT. NOW and FORCE change nothing (lapse waits
+// for no replica) but are checked as Redis checks them; with no shutdown ever pending (lapse
+// stops at once), ABORT always finds none.
 void CmdShutdown(ConnCommand& c) {
   bool save = false, nosave = false, other = false, abort = false;
   for (size_t i = 1; i < c.args.size(); ++i) {
@@ -112,6 +130,7 @@ void CmdShutdown(ConnCommand& c) {
   }
   if ((abort && (save || nosave || other)) || (save && nosave)) return c.reply.Error(errors::kSyntax);
   if (abort) return c.reply.Error(errors::kNoShutdownInProgress);
+  if (!SaveBeforeShutdown(c, save, nosave)) return;
   if (c.server.running_scripts().busy_count() > 0) {
     // SHUTDOWN NOSAVE while a script is busy (the only SHUTDOWN admitted then): its thread
     // is inside Lua and would never be joined. There is nothing to save: exit now.
@@ -151,12 +170,17 @@ void CmdDebug(ConnCommand& c) {
     if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     return c.reply.Ok();
   }
+  if (EqualsIgnoreCase(sub, "RELOAD") && c.args.size() == 2) {
+    if (auto err = c.server.persistence().DebugReload()) return c.reply.Error(*err);
+    return c.reply.Ok();
+  }
   if (EqualsIgnoreCase(sub, "HELP")) {
     ReplyHelp(c.reply, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                   "ADVANCE <milliseconds>", "    Move the server clock forward.",
                                   "FREEZE-CLOCK <0|1>", "    Stop the server clock (ADVANCE still moves it) or let it run again.",
                                   "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
-                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
+                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>.",
+                                  "RELOAD", "    Save the RDB on disk, empty the dataset and load it back."});
     return;
   }
   c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
@@ -377,8 +401,7 @@ void CmdInfo(ConnCommand& c) {
   }
   if (want("persistence")) {
     section("Persistence");
-    Line(out, "loading", uint64_t{0});
-    Line(out, "rdb_changes_since_last_save", uint64_t{0});
+    c.server.persistence().AppendInfo(out);
     Line(out, "aof_enabled", uint64_t{0});
   }
   if (want("stats")) {

@@ -307,8 +307,15 @@ class ServerProcess:
         self.log_path: str | None = None
         self.expected_exit = False  # set when a test shuts the server down itself
         self.stopped_by_signal = None
+        self._data_dir: str | None = None
 
     # -- start
+
+    def data_dir(self) -> str:
+        """A temporary directory of this server's own, for its snapshot files."""
+        if self._data_dir is None:
+            self._data_dir = tempfile.mkdtemp(prefix=f"{self.kind}-data-")
+        return self._data_dir
 
     def command_line(self, port: int) -> list[str]:
         if self.kind == "redis":
@@ -318,6 +325,8 @@ class ServerProcess:
                 argv.append(self.config_file)
             argv += ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                      "--loglevel", "warning"]
+            if "dir" not in self.options:
+                argv += ["--dir", self.data_dir()]
             if self.debug:
                 argv += ["--enable-debug-command", "yes"]
             for k, v in self.options.items():
@@ -329,6 +338,12 @@ class ServerProcess:
         if self.config_file:
             argv.append(self.config_file)
         argv += ["--port", str(port), "--loglevel", "warning"]
+        # Snapshots go to a directory of the server's own and are off unless a test asks:
+        # tests must never write into the repository or share a dump.rdb.
+        if "dir" not in self.options:
+            argv += ["--dir", self.data_dir()]
+        if "save" not in self.options and not self.config_file:
+            argv += ["--save", ""]
         if self.debug:
             argv += ["--enable-debug-command", "yes"]
         for k, v in self.options.items():

@@ -16,10 +16,10 @@ from lapse_harness import RawClient, RespError as E, target_kind
 server = single_server(threads=2)
 
 # lapse's own settings, which Redis does not have.
-LAPSE_ONLY = {"billing", "change-feed-retention", "ru-per-second", "threads"}
+LAPSE_ONLY = {"billing", "change-feed-retention", "ru-per-second", "threads", "rdb-lapse-data"}
 # Parameters both have whose start-up values differ by design: the harness's port and bind,
-# lapse's empty save (no persistence yet, issue 17), the working directory of each process.
-DIFFERENT_BY_DESIGN = {"port", "bind", "save", "dir"}
+# and the snapshot directory the harness gives each server.
+DIFFERENT_BY_DESIGN = {"port", "bind", "dir"}
 
 
 def as_dict(reply):
@@ -41,8 +41,8 @@ def test_every_redis_parameter_is_answered_with_redis_default_values(server, red
 
 
 @pytest.mark.lapse_only
-def test_dir_is_the_working_directory(server):
-    assert config_get(server.port, "dir") == {"dir": os.path.realpath(os.path.dirname(server.log_path))}
+def test_dir_is_the_one_the_harness_gave(server):
+    assert config_get(server.port, "dir") == {"dir": os.path.realpath(server.data_dir())}
 
 
 @pytest.mark.parametrize("patterns, expected", [

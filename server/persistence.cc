@@ -1,0 +1,455 @@
+#include "server/persistence.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <tuple>
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/rdb_file.h"
+#include "engine/shard.h"
+#include "server/function_snapshot.h"
+#include "server/server.h"
+#include "server/shard_set.h"
+
+namespace lapse::server {
+
+namespace {
+
+// Redis retries a failed background save no sooner than this (CONFIG_BGSAVE_RETRY_DELAY).
+constexpr int64_t kRetryDelayMs = 5000;
+
+class FileSink final : public engine::rdb::Sink {
+ public:
+  explicit FileSink(int fd) : fd_(fd) {}
+  bool Write(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string ErrnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Makes the rename itself durable.
+bool FsyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// The keys and volatile keys of database `db` over every shard (RESIZEDB's hint).
+std::pair<uint64_t, uint64_t> CountDb(ShardSet& shards, size_t db, bool held) {
+  uint64_t keys = 0, expires = 0;
+  auto count = [&](engine::Shard& shard) {
+    keys += shard.db(db).stored();
+    expires += shard.db(db).volatile_count();
+  };
+  if (held) {
+    for (uint32_t id = 0; id < shards.size(); ++id) count(shards.shard(id));
+  } else {
+    shards.RunOnAll(count);
+  }
+  return {keys, expires};
+}
+
+// Start-up and DEBUG RELOAD load straight into the shards: nothing else runs meanwhile.
+// Items are gathered per shard and container and restored once the file is read, in
+// last-write order (engine/item_store.h's inherit lists need it), so a failed load restores
+// none of them.
+class ShardTarget final : public engine::rdb::LoadTarget {
+ public:
+  ShardTarget(ShardSet& shards, engine::ContainerCatalog& catalog, size_t databases)
+      : shards_(shards), catalog_(catalog), databases_(databases) {}
+  engine::Db* DbFor(uint32_t db, std::string_view key) override {
+    if (db >= databases_) return nullptr;
+    return &shards_.shard(shards_.ShardFor(key)).db(db);
+  }
+
+  bool OnLapseAux(std::string_view key, std::string_view value, int64_t now_ms) override {
+    if (key == engine::rdb::kAuxContainer) {
+      auto c = engine::rdb::DecodeContainer(value);
+      if (!c || c->db >= databases_) return false;
+      containers_.push_back(std::move(*c));
+      return true;
+    }
+    if (key == engine::rdb::kAuxItems) {
+      uint32_t db = 0;
+      std::string container;
+      std::vector<engine::rdb::ItemRecord> items;
+      if (!engine::rdb::DecodeItems(value, &db, &container, &items) || db >= databases_) return false;
+      for (auto& item : items) {
+        uint32_t shard = shards_.ShardForItem(container, item.id);
+        pending_[{shard, db, container}].push_back(std::move(item));
+      }
+      return true;
+    }
+    return true;  // a later lapse's record this one does not know: information only
+  }
+
+  bool OnFunction(std::string code) override {
+    functions_.push_back(std::move(code));
+    return true;
+  }
+  std::vector<std::string> TakeFunctions() { return std::move(functions_); }
+
+  // After a complete load: the containers' settings, then their items.
+  void Finish(int64_t now_ms) {
+    for (const engine::rdb::ContainerRecord& c : containers_) {
+      std::shared_ptr<engine::ContainerInfo> info = catalog_.FindOrCreate(c.db, c.name);
+      info->default_ttl.store(c.default_ttl);
+      info->evictable.store(c.evictable);
+      info->meter.set_limit(static_cast<double>(c.ru_per_second));
+      info->ru_per_second.store(c.ru_per_second);
+    }
+    for (auto& [where, items] : pending_) {
+      auto& [shard_id, db, container] = where;
+      std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.last_write_ms < b.last_write_ms; });
+      engine::ItemStore& store = shards_.shard(shard_id).items();
+      engine::ContainerPart* part = store.FindOrCreate(db, container);
+      for (auto& item : items) {
+        store.Restore(*part, item.id, std::move(item.members), item.ttl, item.last_write_ms, item.etag, now_ms);
+      }
+    }
+  }
+
+ private:
+  ShardSet& shards_;
+  engine::ContainerCatalog& catalog_;
+  size_t databases_;
+  std::vector<engine::rdb::ContainerRecord> containers_;
+  std::vector<std::string> functions_;
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<engine::rdb::ItemRecord>> pending_;
+};
+
+// Every container of every database with its items, as lapse-only AUX records: one per
+// container, then its items in batches of at most one slice per shard.
+void WriteContainers(ShardSet& shards, engine::ContainerCatalog& catalog, size_t databases,
+                     engine::rdb::SnapshotWriter& writer, engine::Clock& clock, bool sliced) {
+  for (uint32_t db = 0; db < databases; ++db) {
+    for (const std::string& name : catalog.Names(db)) {
+      std::shared_ptr<engine::ContainerInfo> info = catalog.Find(db, name);
+      if (!info) continue;
+      writer.Aux(engine::rdb::kAuxContainer,
+                 engine::rdb::EncodeContainer({db, name, info->default_ttl.load(), info->evictable.load(),
+                                               info->ru_per_second.load()}));
+      for (uint32_t id = 0; id < shards.size(); ++id) {
+        uint64_t cursor = 0;
+        auto slice = [&](engine::Shard& shard) {
+          engine::ContainerPart* part = shard.items().Find(db, name);
+          if (part == nullptr) return void(cursor = 0);
+          std::string batch;
+          size_t count = 0;
+          cursor = shard.items().Scan(*part, cursor, clock.NowMs(), sliced ? 256 : SIZE_MAX / 2,
+                                      [&](const engine::Item& item) {
+                                        engine::rdb::AppendItem(batch, item.id, item.members, item.ttl,
+                                                                item.last_write_ms, item.etag);
+                                        ++count;
+                                      });
+          if (count > 0) writer.Aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(db, name, count) + batch);
+        };
+        do {
+          if (sliced) {
+            shards.WithShard(id, slice);
+          } else {
+            slice(shards.shard(id));
+          }
+        } while (cursor != 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Persistence::Persistence(Server& server) : server_(server) {}
+
+Persistence::~Persistence() { Stop(); }
+
+void Persistence::Start() {
+  last_save_s_.store(server_.clock().NowMs() / 1000);
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void Persistence::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+uint64_t Persistence::ChangesSinceLastSave() const { return TotalChanges() - changes_at_last_save_.load(); }
+
+bool Persistence::shutdown_save_needed() const {
+  return shutdown_save_needed_.load() && !server_.config().Snapshot().save_rules.empty();
+}
+
+std::string Persistence::SnapshotPath(const Settings& s) const { return EffectiveDir(s) + "/" + s.dbfilename; }
+
+uint64_t Persistence::TotalChanges() const {
+  uint64_t total = 0;
+  for (const Counter& c : changes_) total += c.value.load(std::memory_order_relaxed);
+  return total;
+}
+
+void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
+  changes_at_last_save_.store(changes_at_start);
+  last_save_s_.store(now_ms / 1000);
+  saves_.fetch_add(1);
+}
+
+bool Persistence::WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base) {
+  return Serialise(sink, server_.config().Snapshot(), true, aof_base);
+}
+
+bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced, bool aof_base) {
+  ShardSet& shards = server_.shards();
+  engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
+  writer.Header(server_.clock().NowMs(), 0, aof_base);
+  for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
+  for (size_t db = 0; db < static_cast<size_t>(server_.settings().databases); ++db) {
+    auto [keys, expires] = CountDb(shards, db, !sliced);
+    if (keys == 0) continue;
+    writer.SelectDb(static_cast<uint32_t>(db), keys, expires);
+    for (uint32_t id = 0; id < shards.size() && !writer.failed(); ++id) {
+      uint64_t cursor = 0;
+      bool first = true;
+      // One slice: up to kSliceKeys keys under the shard's lock (the whole shard when held).
+      auto slice = [&](engine::Shard& shard) {
+        engine::Db& d = shard.db(db);
+        if (first) d.BeginSnapshotWalk();
+        first = false;
+        int64_t now = server_.clock().NowMs();
+        size_t written = 0;
+        do {
+          cursor = d.Scan(cursor, now, [&](const engine::Entry* e) {
+            writer.Key(e);
+            ++written;
+          });
+        } while (cursor != 0 && (!sliced || written < kSliceKeys));
+        if (cursor == 0) d.EndSnapshotWalk();
+      };
+      do {
+        if (sliced) {
+          shards.WithShard(id, slice);
+        } else {
+          slice(shards.shard(id));
+        }
+      } while (cursor != 0);
+    }
+  }
+  if (s.rdb_lapse_data) {
+    WriteContainers(shards, server_.containers(), static_cast<size_t>(server_.settings().databases), writer,
+                    server_.clock(), sliced);
+  }
+  return writer.Finish();
+}
+
+std::optional<std::string> Persistence::WriteSnapshot(bool sliced) {
+  Settings s = server_.config().Snapshot();
+  std::string dir = EffectiveDir(s);
+  std::string temp = dir + "/temp-" + std::to_string(::getpid()) + "-" + std::to_string(++temp_serial_) + ".rdb";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoText("Failed opening the temp RDB file " + temp);
+  FileSink sink(fd);
+  bool ok = Serialise(sink, s, sliced);
+  if (!ok) {
+    std::string error = ErrnoText("Write error saving DB on disk (" + temp + ")");
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return error;
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    std::string error = ErrnoText("fsync of " + temp + " failed");
+    ::unlink(temp.c_str());
+    return error;
+  }
+  std::string target = SnapshotPath(s);
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    std::string error = ErrnoText("Error moving temp DB file " + temp + " on the final destination " + target);
+    ::unlink(temp.c_str());
+    return error;
+  }
+  if (!FsyncDirectory(dir)) return ErrnoText("fsync of directory " + dir + " failed");
+  return std::nullopt;
+}
+
+std::optional<std::string> Persistence::SaveForeground() {
+  if (bgsave_running_.load()) return std::string("ERR Background save already in progress");
+  std::lock_guard save_lock(save_mu_);
+  uint64_t changes = TotalChanges();
+  std::optional<std::string> error;
+  server_.shards().RunHoldingAll([&] { error = WriteSnapshot(false); });
+  if (error) {
+    spdlog::warn("SAVE failed: {}", *error);
+    return std::string("ERR ") + *error;
+  }
+  NoteSaved(changes, server_.clock().NowMs());
+  spdlog::info("DB saved on disk");
+  return std::nullopt;
+}
+
+bool Persistence::StartBackgroundSave() {
+  if (bgsave_running_.exchange(true)) return false;
+  bgsave_started_ms_.store(server_.clock().NowMs());
+  {
+    std::lock_guard lock(mu_);
+    bgsave_requested_ = true;
+  }
+  wake_.notify_all();
+  return true;
+}
+
+void Persistence::RunBackgroundSave() {
+  std::lock_guard save_lock(save_mu_);
+  int64_t start = server_.clock().NowMs();
+  auto steady_start = std::chrono::steady_clock::now();
+  uint64_t changes = TotalChanges();
+  std::optional<std::string> error = WriteSnapshot(true);
+  int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - steady_start).count();
+  last_bgsave_seconds_.store(seconds);
+  last_bgsave_try_ms_.store(start);
+  last_bgsave_ok_.store(!error);
+  if (error) {
+    spdlog::warn("Background saving error: {}", *error);
+  } else {
+    NoteSaved(changes, start);
+    spdlog::info("Background saving terminated with success");
+  }
+  bgsave_running_.store(false);
+}
+
+bool Persistence::SaveRulesDue(int64_t now_ms) const {
+  Settings s = server_.config().Snapshot();
+  uint64_t changes = ChangesSinceLastSave();
+  int64_t since_save = now_ms / 1000 - last_save_s_.load();
+  // As Redis's serverCron: after a failed save, wait kRetryDelayMs before the next try.
+  bool may_retry = last_bgsave_ok_.load() || now_ms - last_bgsave_try_ms_.load() > kRetryDelayMs;
+  for (auto [seconds, min_changes] : s.save_rules) {
+    if (changes >= static_cast<uint64_t>(min_changes) && since_save > seconds && may_retry) return true;
+  }
+  return false;
+}
+
+void Persistence::WorkerLoop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_ || bgsave_requested_; });
+    if (stop_) break;
+    if (!bgsave_requested_ && SaveRulesDue(server_.clock().NowMs()) && !bgsave_running_.exchange(true)) {
+      bgsave_started_ms_.store(server_.clock().NowMs());
+      bgsave_requested_ = true;
+    }
+    if (!bgsave_requested_) continue;
+    bgsave_requested_ = false;
+    lock.unlock();
+    RunBackgroundSave();
+    lock.lock();
+  }
+}
+
+std::optional<std::string> Persistence::LoadAtStartup() {
+  Settings s = server_.config().Snapshot();
+  std::string path = SnapshotPath(s);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  loading_.store(true);
+  ShardTarget target(server_.shards(), server_.containers(), static_cast<size_t>(server_.settings().databases));
+  engine::rdb::LoadStats stats;
+  auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> error;
+  server_.shards().RunHoldingAll([&] {
+    error = engine::rdb::LoadSnapshotFile(path, target, server_.collection_limits(), server_.clock().NowMs(), &stats);
+    if (!error) target.Finish(server_.clock().NowMs());
+  });
+  loading_.store(false);
+  if (error) return "Short read or corrupt RDB file: " + *error;
+  if (auto err = LoadLibraryCodes(server_, target.TakeFunctions())) return path + ": function library: " + *err;
+  NoteLoaded(stats);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("DB loaded from disk: {:.3f} seconds ({} keys loaded, {} expired while down, {} empty skipped)",
+               seconds, stats.keys_loaded, stats.keys_expired, stats.empty_skipped);
+  return std::nullopt;
+}
+
+std::optional<std::string> Persistence::DebugReload() {
+  if (bgsave_running_.load()) return std::string("ERR Background save already in progress");
+  std::lock_guard save_lock(save_mu_);
+  Settings s = server_.config().Snapshot();
+  ShardSet& shards = server_.shards();
+  ShardTarget target(shards, server_.containers(), static_cast<size_t>(server_.settings().databases));
+  engine::rdb::LoadStats stats;
+  std::optional<std::string> save_error, load_error;
+  uint64_t changes = TotalChanges();
+  // Save, empty and load back as one step: no client sees the keyspace in between.
+  shards.RunHoldingAll([&] {
+    save_error = WriteSnapshot(false);
+    if (save_error) return;
+    for (uint32_t id = 0; id < shards.size(); ++id) {
+      for (size_t db = 0; db < shards.shard(id).database_count(); ++db) shards.shard(id).db(db).Clear();
+    }
+    server_.containers().DropAll();
+    load_error = engine::rdb::LoadSnapshotFile(SnapshotPath(s), target, server_.collection_limits(),
+                                               server_.clock().NowMs(), &stats);
+    if (!load_error) target.Finish(server_.clock().NowMs());
+  });
+  if (save_error) return std::string("ERR ") + *save_error;
+  NoteSaved(changes, server_.clock().NowMs());
+  if (load_error) {
+    spdlog::warn("DEBUG RELOAD failed: {}", *load_error);
+    return std::string("ERR Error trying to load the RDB dump, check server logs.");
+  }
+  NoteLoaded(stats);
+  return std::nullopt;
+}
+
+void Persistence::NoteLoaded(const engine::rdb::LoadStats& stats) {
+  last_load_keys_loaded_.store(stats.keys_loaded);
+  last_load_keys_expired_.store(stats.keys_expired);
+}
+
+void Persistence::AppendInfo(std::string& out) const {
+  auto line = [&](std::string_view name, const std::string& value) {
+    out.append(name).append(":").append(value).append("\r\n");
+  };
+  bool running = bgsave_running_.load();
+  int64_t now = server_.clock().NowMs();
+  line("loading", loading_.load() ? "1" : "0");
+  line("async_loading", "0");
+  line("current_cow_peak", "0");
+  line("current_cow_size", "0");
+  line("current_cow_size_age", "0");
+  line("current_fork_perc", "0.00");
+  line("current_save_keys_processed", "0");
+  line("current_save_keys_total", "0");
+  line("rdb_changes_since_last_save", std::to_string(ChangesSinceLastSave()));
+  line("rdb_bgsave_in_progress", running ? "1" : "0");
+  line("rdb_last_save_time", std::to_string(last_save_s_.load()));
+  line("rdb_last_bgsave_status", last_bgsave_ok_.load() ? "ok" : "err");
+  line("rdb_last_bgsave_time_sec", std::to_string(last_bgsave_seconds_.load()));
+  line("rdb_current_bgsave_time_sec", running ? std::to_string((now - bgsave_started_ms_.load()) / 1000) : "-1");
+  line("rdb_saves", std::to_string(saves_.load()));
+  line("rdb_last_cow_size", "0");
+  line("rdb_last_load_keys_expired", std::to_string(last_load_keys_expired_.load()));
+  line("rdb_last_load_keys_loaded", std::to_string(last_load_keys_loaded_.load()));
+}
+
+}  // namespace lapse::server

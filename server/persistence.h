@@ -1,0 +1,139 @@
+// File: server/persistence.h
+//
+// Snapshots: SAVE, BGSAVE, `save` rules, SHUTDOWN's save, loading at start-up and DEBUG
+// RELOAD, in Redis's RDB format (engine/rdb_file.h).
+//
+// Fork-less background save. Redis forks and lets copy-on-write keep the child's view; lapse
+// has threads, so a worker thread walks the shards itself: for each database, each shard in
+// turn, it takes the shard's lock for one slice (at most kSliceKeys keys), serialises them
+// into the writer's buffer, lets go, and goes on with the next slice. Clients are served
+// between slices. The guarantee is per key, not point-in-time: every key that exists for the
+// whole save is written exactly once, with its value as it was when its slice was taken; a key
+// created or deleted during the save may or may not be in the file. Duplicates are impossible:
+// a shard's table is never shrunk while it is being walked (a shrink would make the scan
+// cursor revisit buckets), and any rehash under way is finished when its walk starts.
+// SAVE (and SHUTDOWN's save, DEBUG RELOAD) holds every shard for the whole save instead:
+// a point-in-time view, with every client waiting, as Redis's SAVE.
+//
+// Crash safety: the file is written as temp-<pid>-<n>.rdb in `dir`, fsynced, renamed over
+// `dbfilename`, and the directory fsynced; a crash at any point leaves the previous snapshot.
+//
+// The changes counter (INFO rdb_changes_since_last_save) counts write commands that did not
+// fail, one per command (Redis counts each key changed: MSET of 3 keys is 3 there).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "server/config.h"
+
+namespace lapse::engine::rdb {
+class Sink;
+struct LoadStats;
+}
+
+namespace lapse::server {
+
+class Server;
+
+class Persistence {
+ public:
+  static constexpr size_t kSliceKeys = 1000;
+
+  explicit Persistence(Server& server);
+  ~Persistence();
+  Persistence(const Persistence&) = delete;
+  Persistence& operator=(const Persistence&) = delete;
+
+  // Starts the worker that runs background saves and checks the `save` rules.
+  void Start();
+  // Stops it, waiting for a background save under way to finish.
+  void Stop();
+  // Follows CONFIG SET (rdbcompression, which DUMP reads on every call).
+  void Apply(const Settings& live) { compression_.store(live.rdbcompression, std::memory_order_relaxed); }
+  bool compression() const { return compression_.load(std::memory_order_relaxed); }
+
+  // One more successful write command (from any thread).
+  void CountChange() {
+    static thread_local size_t slot = next_slot_.fetch_add(1, std::memory_order_relaxed) % kCounterSlots;
+    changes_[slot].value.fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t ChangesSinceLastSave() const;
+
+  // SAVE: the whole dataset, every shard held. An error message ("ERR ...") on failure.
+  std::optional<std::string> SaveForeground();
+  // BGSAVE: false when a background save is already running.
+  bool StartBackgroundSave();
+  bool background_save_running() const { return bgsave_running_.load(); }
+
+  // The whole dataset as an RDB stream into `sink`, shard by shard in slices as BGSAVE
+  // writes it, with the live rdbcompression / rdbchecksum / rdb-lapse-data settings; for
+  // other writers of RDB (an AOF base file sets `aof_base`). False when the sink failed.
+  bool WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base);
+
+  // Loads `dir`/`dbfilename` if it exists (start-up: no client is served yet). An error
+  // naming the file and the offset when it is truncated or corrupt.
+  std::optional<std::string> LoadAtStartup();
+  // DEBUG RELOAD: SAVE, empty every database, load the file back, holding every shard.
+  std::optional<std::string> DebugReload();
+
+  // SHUTDOWN and signals: whether the exit path still has to save (SHUTDOWN NOSAVE, or a
+  // SHUTDOWN that already saved, clears it).
+  void SetShutdownSave(bool needed) { shutdown_save_needed_.store(needed); }
+  bool shutdown_save_needed() const;
+
+  int64_t last_save_time_s() const { return last_save_s_.load(); }
+  // INFO persistence, the fields Redis 7.0 reports (the aof_* ones stay the AOF's).
+  void AppendInfo(std::string& out) const;
+
+ private:
+  static constexpr size_t kCounterSlots = 64;
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> value{0};
+  };
+
+  void WorkerLoop();
+  bool SaveRulesDue(int64_t now_ms) const;
+  void RunBackgroundSave();
+  // Writes the snapshot through the atomic-rename path; `sliced` takes each shard per slice
+  // (background), otherwise the caller holds every shard.
+  std::optional<std::string> WriteSnapshot(bool sliced);
+  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool sliced, bool aof_base = false);
+  void NoteSaved(uint64_t changes_at_start, int64_t now_ms);
+  void NoteLoaded(const engine::rdb::LoadStats& stats);
+  uint64_t TotalChanges() const;
+  std::string SnapshotPath(const Settings& s) const;
+
+  Server& server_;
+  std::atomic<bool> compression_{true};
+  std::array<Counter, kCounterSlots> changes_{};
+  inline static std::atomic<size_t> next_slot_{0};
+  std::atomic<uint64_t> changes_at_last_save_{0};
+  std::atomic<int64_t> last_save_s_{0};
+  std::atomic<bool> last_bgsave_ok_{true};
+  std::atomic<int64_t> last_bgsave_seconds_{-1};
+  std::atomic<int64_t> bgsave_started_ms_{0};
+  std::atomic<int64_t> last_bgsave_try_ms_{0};
+  std::atomic<uint64_t> saves_{0};
+  std::atomic<bool> bgsave_running_{false};
+  std::atomic<bool> shutdown_save_needed_{true};
+  std::atomic<bool> loading_{false};
+  std::atomic<uint64_t> last_load_keys_loaded_{0};
+  std::atomic<uint64_t> last_load_keys_expired_{0};
+  std::mutex save_mu_;  // one save at a time, foreground or background
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool bgsave_requested_ = false;
+  std::thread worker_;
+  uint64_t temp_serial_ = 0;
+};
+
+}  // namespace lapse::server
