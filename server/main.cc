@@ -41,8 +41,13 @@ int main(int argc, char** argv) {
     spdlog::error("{}", *err);
     return 1;
   }
-  spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
-               server.thread_count());
+  if (server.tls_port() != 0) {
+    spdlog::info("lapse {} ready on {} port {} and TLS port {} with {} threads", LAPSE_VERSION, settings.bind,
+                 server.port(), server.tls_port(), server.thread_count());
+  } else {
+    spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
+                 server.thread_count());
+  }
   server.WaitForShutdown();
   return 0;
 }

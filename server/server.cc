@@ -87,6 +87,23 @@ Server::Server(Config& config, engine::Clock& clock)
     }
   }
   if (auto err = LoadConfiguredUsers(); err && !startup_error_) startup_error_ = *err;
+  config_.set_validator([this](const Settings& current, const Settings& candidate,
+                               const std::vector<std::string_view>& names) { return ReloadTls(current, candidate, names); });
+}
+
+// As Redis's applyTlsCfg: only while TLS is served, and only when a setting the context is
+// made of changed. The new context serves the connections accepted from now on.
+std::optional<std::string> Server::ReloadTls(const Settings& current, const Settings& candidate,
+                                             const std::vector<std::string_view>& names) {
+  if (settings_.tls_port == 0 || !TlsContextSettingsDiffer(current, candidate)) return std::nullopt;
+  std::shared_ptr<asio::ssl::context> context = BuildTlsContext(candidate);
+  if (context == nullptr) {
+    std::string_view name = FirstTlsContextSetting(names).value_or(names.front());
+    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) +
+           "') - Unable to update TLS configuration. Check server logs.";
+  }
+  tls_context_.Set(std::move(context));
+  return std::nullopt;
 }
 
 // `user` lines of the configuration file, or the aclfile; not both, as in Redis.
@@ -119,6 +136,7 @@ void Server::ApplySettings() {
     applied_requirepass_ = live.requirepass;
   }
   acl_.set_pubsub_default_all(live.acl_pubsub_default == "allchannels");
+  tls_auth_clients_.store(live.tls_auth_clients, std::memory_order_relaxed);
   ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
   serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
   idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
@@ -251,22 +269,39 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
 
 void Server::Start() { shards_->Start(); }
 
-std::optional<std::string> Server::Listen() {
-  if (startup_error_) return startup_error_;
-  asio::io_context& ctx = shards_->context(0);
+std::optional<std::string> Server::Bind(int port, std::unique_ptr<tcp::acceptor>* out) {
   boost::system::error_code ec;
   auto address = asio::ip::make_address(settings_.bind, ec);
   if (ec) return "invalid bind address '" + settings_.bind + "'";
-  tcp::endpoint endpoint(address, static_cast<uint16_t>(settings_.port));
-  auto acceptor = std::make_unique<tcp::acceptor>(ctx);
+  tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
+  auto acceptor = std::make_unique<tcp::acceptor>(shards_->context(0));
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(settings_.port) + ": " + ec.message();
-  bound_port_ = acceptor->local_endpoint().port();
-  acceptor_ = std::move(acceptor);
-  asio::co_spawn(ctx, AcceptLoop(), asio::detached);
+  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(port) + ": " + ec.message();
+  *out = std::move(acceptor);
+  return std::nullopt;
+}
+
+// Redis's rule: port 0 with a TLS port serves TLS only. Without a TLS port, port 0 binds
+// a port the kernel picks, as lapse always did.
+std::optional<std::string> Server::Listen() {
+  if (startup_error_) return startup_error_;
+  if (settings_.tls_port != 0) {
+    std::shared_ptr<asio::ssl::context> context = BuildTlsContext(settings_);
+    if (context == nullptr) return "Failed to configure TLS. Check logs for more info.";
+    tls_context_.Set(std::move(context));
+    if (auto err = Bind(settings_.tls_port, &tls_acceptor_)) return err;
+    tls_bound_port_ = tls_acceptor_->local_endpoint().port();
+  }
+  if (settings_.port != 0 || settings_.tls_port == 0) {
+    if (auto err = Bind(settings_.port, &acceptor_)) return err;
+    bound_port_ = acceptor_->local_endpoint().port();
+  }
+  asio::io_context& ctx = shards_->context(0);
+  if (acceptor_) asio::co_spawn(ctx, AcceptLoop(*acceptor_, false), asio::detached);
+  if (tls_acceptor_) asio::co_spawn(ctx, AcceptLoop(*tls_acceptor_, true), asio::detached);
 
   signals_ = std::make_unique<asio::signal_set>(ctx, SIGINT, SIGTERM);
   signals_->async_wait([this](const boost::system::error_code& error, int signal) {
@@ -277,11 +312,14 @@ std::optional<std::string> Server::Listen() {
   return std::nullopt;
 }
 
-awaitable<void> Server::AcceptLoop() {
+// A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
+// the plain port; on the TLS port, where no handshake has happened yet, it is only closed,
+// as Redis's write to a TLS connection not yet accepted goes nowhere.
+awaitable<void> Server::AcceptLoop(tcp::acceptor& acceptor, bool tls) {
   while (!shutting_down()) {
     size_t thread = next_thread_++ % shards_->thread_count();
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_->async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
+    tcp::socket socket = co_await acceptor.async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) break;
       spdlog::warn("accept failed: {}", ec.message());
@@ -289,20 +327,20 @@ awaitable<void> Server::AcceptLoop() {
     }
     connections_received_.fetch_add(1, std::memory_order_relaxed);
     Settings live = config_.Snapshot();
+    std::string_view refusal;
     if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
       rejected_connections_.fetch_add(1, std::memory_order_relaxed);
-      std::string msg = "-" + std::string(protocol::errors::kMaxClients) + "\r\n";
-      asio::write(socket, asio::buffer(msg), ec);
+      refusal = protocol::errors::kMaxClients;
+    } else if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
+      refusal = protocol::errors::kProtectedMode;
+    }
+    if (!refusal.empty()) {
+      std::string msg = "-" + std::string(refusal) + "\r\n";
+      if (!tls) asio::write(socket, asio::buffer(msg), ec);
       socket.close(ec);
       continue;
     }
-    if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
-      std::string msg = "-" + std::string(protocol::errors::kProtectedMode) + "\r\n";
-      asio::write(socket, asio::buffer(msg), ec);
-      socket.close(ec);
-      continue;
-    }
-    auto conn = std::make_shared<Connection>(*this, std::move(socket), thread);
+    auto conn = std::make_shared<Connection>(*this, std::move(socket), tls ? tls_context_.Get() : nullptr, thread);
     asio::co_spawn(shards_->context(thread), Connection::Serve(std::move(conn)), asio::detached);
   }
 }
@@ -321,10 +359,11 @@ void Server::WaitForShutdown() {
     shutdown_cv_.wait(lock, [this] { return shutting_down_.load(); });
   }
   spdlog::info("lapse is shutting down");
-  if (acceptor_) {
+  if (acceptor_ || tls_acceptor_) {
     asio::post(shards_->context(0), [this] {
       boost::system::error_code ec;
-      acceptor_->close(ec);
+      if (acceptor_) acceptor_->close(ec);
+      if (tls_acceptor_) tls_acceptor_->close(ec);
       if (signals_) signals_->cancel(ec);
     });
   }
