@@ -10,6 +10,7 @@
 #include "engine/clock.h"
 #include "server/config.h"
 #include "server/log_level.h"
+#include "server/memory.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", *err);
     return 1;
   }
+  NoteStartupMemory();
   if (server.tls_port() != 0) {
     spdlog::info("lapse {} ready on {} port {} and TLS port {} with {} threads", LAPSE_VERSION, settings.bind,
                  server.port(), server.tls_port(), server.thread_count());

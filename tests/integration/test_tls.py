@@ -423,6 +423,36 @@ def test_config_set_bad_yes_no(tls):
 # ---- start-up
 
 
+def test_settings_from_a_configuration_file(certs, tmp_path):
+    last = None
+    for _ in range(5):
+        port = free_port()
+        conf = tmp_path / "tls.conf"
+        conf.write_text(f"tls-port {port}\n"
+                        f"tls-cert-file \"{certs['server.crt']}\"\n"
+                        f"tls-key-file {certs['server.key']}\n"
+                        f"tls-ca-cert-file {certs['ca.crt']}\n"
+                        "tls-auth-clients optional\n"
+                        "tls-protocols \"TLSv1.2 TLSv1.3\"\n"
+                        "tls-session-caching no\n")
+        try:
+            srv = ServerProcess(config_file=str(conf)).start()
+            break
+        except RuntimeError as e:
+            last = e
+    else:
+        raise RuntimeError(f"could not start: {last}")
+    srv.tls_port = port
+    try:
+        with TlsRawClient(port, client_context(certs, cert=None)) as c:
+            got = c.call("CONFIG", "GET", "tls-auth-clients", "tls-protocols", "tls-session-caching")
+            assert dict(zip(got[::2], got[1::2])) == {b"tls-auth-clients": b"optional",
+                                                      b"tls-protocols": b"TLSv1.2 TLSv1.3",
+                                                      b"tls-session-caching": b"no"}
+    finally:
+        srv.stop()
+
+
 def run_server(args, timeout=20):
     if target_kind() == "redis":
         argv = ["redis-server", "--save", "", "--appendonly", "no", *args]
