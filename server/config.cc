@@ -295,7 +295,7 @@ const std::vector<Option>& Options() {
                return std::nullopt;
              },
              [](const Settings& s) { return s.billing; }},
-      IntOption("tls-port", false, &Settings::tls_port, 0, 65535),
+      IntOption("tls-port", true, &Settings::tls_port, 0, 65535),
       StringOption("tls-cert-file", true, &Settings::tls_cert_file),
       StringOption("tls-key-file", true, &Settings::tls_key_file),
       StringOption("tls-key-file-pass", true, &Settings::tls_key_file_pass),

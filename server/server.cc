@@ -88,21 +88,50 @@ Server::Server(Config& config, engine::Clock& clock)
   }
   if (auto err = LoadConfiguredUsers(); err && !startup_error_) startup_error_ = *err;
   config_.set_validator([this](const Settings& current, const Settings& candidate,
-                               const std::vector<std::string_view>& names) { return ReloadTls(current, candidate, names); });
+                               const std::vector<std::string_view>& names) {
+    return ApplyTlsChanges(current, candidate, names);
+  });
 }
 
-// As Redis's applyTlsCfg: only while TLS is served, and only when a setting the context is
-// made of changed. The new context serves the connections accepted from now on.
-std::optional<std::string> Server::ReloadTls(const Settings& current, const Settings& candidate,
-                                             const std::vector<std::string_view>& names) {
-  if (settings_.tls_port == 0 || !TlsContextSettingsDiffer(current, candidate)) return std::nullopt;
-  std::shared_ptr<asio::ssl::context> context = BuildTlsContext(candidate);
-  if (context == nullptr) {
-    std::string_view name = FirstTlsContextSetting(names).value_or(names.front());
-    return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) +
-           "') - Unable to update TLS configuration. Check server logs.";
+namespace {
+std::string TlsSetFailed(std::string_view name, std::string_view reason) {
+  return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + std::string(reason);
+}
+}  // namespace
+
+// As Redis's applyTlsCfg and applyTLSPort: while TLS is served, a change to what the context
+// is made of builds a new one, which serves the connections accepted from then on; a new
+// tls-port is bound before the old one is closed, so that a port that cannot be had changes
+// nothing. Runs under the configuration's lock, before the settings change.
+std::optional<std::string> Server::ApplyTlsChanges(const Settings& current, const Settings& candidate,
+                                                   const std::vector<std::string_view>& names) {
+  bool serving = candidate.tls_port != 0;
+  bool port_changed = candidate.tls_port != current.tls_port;
+  std::shared_ptr<asio::ssl::context> context;
+  if (serving && (TlsContextSettingsDiffer(current, candidate) || tls_context_.Get() == nullptr)) {
+    context = BuildTlsContext(candidate);
+    if (context == nullptr) {
+      return TlsSetFailed(FirstTlsContextSetting(names).value_or("tls-port"),
+                          "Unable to update TLS configuration. Check server logs.");
+    }
   }
-  tls_context_.Set(std::move(context));
+  std::shared_ptr<tcp::acceptor> acceptor;
+  if (serving && port_changed) {
+    if (auto err = Bind(candidate.tls_port, &acceptor)) {
+      spdlog::warn("{}", *err);
+      return TlsSetFailed("tls-port", "Unable to listen on this port. Check server logs.");
+    }
+  }
+  if (context) tls_context_.Set(std::move(context));
+  if (port_changed) {
+    tls_bound_port_.store(acceptor ? acceptor->local_endpoint().port() : 0, std::memory_order_relaxed);
+    asio::post(shards_->context(0), [this, acceptor] {
+      boost::system::error_code ec;
+      if (tls_acceptor_) tls_acceptor_->close(ec);
+      tls_acceptor_ = acceptor;
+      if (acceptor) asio::co_spawn(shards_->context(0), AcceptLoop(acceptor, true), asio::detached);
+    });
+  }
   return std::nullopt;
 }
 
@@ -269,12 +298,12 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
 
 void Server::Start() { shards_->Start(); }
 
-std::optional<std::string> Server::Bind(int port, std::unique_ptr<tcp::acceptor>* out) {
+std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
   boost::system::error_code ec;
   auto address = asio::ip::make_address(settings_.bind, ec);
   if (ec) return "invalid bind address '" + settings_.bind + "'";
   tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
-  auto acceptor = std::make_unique<tcp::acceptor>(shards_->context(0));
+  auto acceptor = std::make_shared<tcp::acceptor>(shards_->context(0));
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor->bind(endpoint, ec);
@@ -293,15 +322,15 @@ std::optional<std::string> Server::Listen() {
     if (context == nullptr) return "Failed to configure TLS. Check logs for more info.";
     tls_context_.Set(std::move(context));
     if (auto err = Bind(settings_.tls_port, &tls_acceptor_)) return err;
-    tls_bound_port_ = tls_acceptor_->local_endpoint().port();
+    tls_bound_port_.store(tls_acceptor_->local_endpoint().port(), std::memory_order_relaxed);
   }
   if (settings_.port != 0 || settings_.tls_port == 0) {
     if (auto err = Bind(settings_.port, &acceptor_)) return err;
     bound_port_ = acceptor_->local_endpoint().port();
   }
   asio::io_context& ctx = shards_->context(0);
-  if (acceptor_) asio::co_spawn(ctx, AcceptLoop(*acceptor_, false), asio::detached);
-  if (tls_acceptor_) asio::co_spawn(ctx, AcceptLoop(*tls_acceptor_, true), asio::detached);
+  if (acceptor_) asio::co_spawn(ctx, AcceptLoop(acceptor_, false), asio::detached);
+  if (tls_acceptor_) asio::co_spawn(ctx, AcceptLoop(tls_acceptor_, true), asio::detached);
 
   signals_ = std::make_unique<asio::signal_set>(ctx, SIGINT, SIGTERM);
   signals_->async_wait([this](const boost::system::error_code& error, int signal) {
@@ -315,8 +344,9 @@ std::optional<std::string> Server::Listen() {
 // A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
 // the plain port; on the TLS port, where no handshake has happened yet, it is only closed,
 // as Redis's write to a TLS connection not yet accepted goes nowhere.
-awaitable<void> Server::AcceptLoop(tcp::acceptor& acceptor, bool tls) {
-  while (!shutting_down()) {
+awaitable<void> Server::AcceptLoop(std::shared_ptr<tcp::acceptor> listener, bool tls) {
+  tcp::acceptor& acceptor = *listener;
+  while (!shutting_down() && acceptor.is_open()) {
     size_t thread = next_thread_++ % shards_->thread_count();
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor.async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
@@ -359,7 +389,7 @@ void Server::WaitForShutdown() {
     shutdown_cv_.wait(lock, [this] { return shutting_down_.load(); });
   }
   spdlog::info("lapse is shutting down");
-  if (acceptor_ || tls_acceptor_) {
+  {
     asio::post(shards_->context(0), [this] {
       boost::system::error_code ec;
       if (acceptor_) acceptor_->close(ec);

@@ -166,7 +166,7 @@ bool TlsContextSettingsDiffer(const Settings& a, const Settings& b) {
 
 std::optional<std::string_view> FirstTlsContextSetting(const std::vector<std::string_view>& names) {
   static constexpr std::string_view kContextSettings[] = {
-      "tls-cert-file",    "tls-key-file",     "tls-key-file-pass",         "tls-ca-cert-file",
+      "tls-port",         "tls-cert-file",    "tls-key-file",     "tls-key-file-pass",         "tls-ca-cert-file",
       "tls-ca-cert-dir",  "tls-protocols",    "tls-ciphers",               "tls-ciphersuites",
       "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size", "tls-session-cache-timeout"};
   for (std::string_view name : names) {

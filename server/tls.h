@@ -38,7 +38,8 @@ std::shared_ptr<asio::ssl::context> BuildTlsContext(const Settings& s);
 bool TlsContextSettingsDiffer(const Settings& a, const Settings& b);
 
 // The name of the tls-* setting among `names` that Redis would name in a failed reload's
-// error: the first one the context is built from.
+// error: the first, in the order given, that makes Redis configure TLS again (tls-port or one
+// the context is built from).
 std::optional<std::string_view> FirstTlsContextSetting(const std::vector<std::string_view>& names);
 
 // The context new TLS connections get; swapped whole by a reload, from any thread.

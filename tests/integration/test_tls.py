@@ -420,6 +420,55 @@ def test_config_set_bad_yes_no(tls):
         assert plain.call("CONFIG", "SET", "tls-session-caching", "yes") == "OK"
 
 
+def connection_refused(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+
+
+def test_config_set_tls_port_moves_and_stops_tls(certs):
+    srv = start_tls_server(certs)
+    try:
+        old = srv.tls_port
+        new = free_port()
+        with srv.client() as plain:
+            assert plain.call("CONFIG", "SET", "tls-port", str(new)) == "OK"
+            assert plain.call("CONFIG", "GET", "tls-port") == [b"tls-port", str(new).encode()]
+        with TlsRawClient(new, client_context(certs)) as c:
+            assert c.call("PING") == "PONG"
+        wait_until(lambda: connection_refused(old), what="the old TLS port closed")
+        with srv.client() as plain:
+            err = plain.call("CONFIG", "SET", "tls-port", str(srv.port))  # taken: the plain port
+            assert err.message == ("ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to "
+                                   "listen on this port. Check server logs.")
+            assert plain.call("CONFIG", "GET", "tls-port") == [b"tls-port", str(new).encode()]
+            assert plain.call("CONFIG", "SET", "tls-port", "0") == "OK"
+        wait_until(lambda: connection_refused(new), what="TLS stopped")
+    finally:
+        srv.stop()
+
+
+def test_config_set_tls_port_starts_tls(certs):
+    options = tls_options(certs, 0)
+    if target_kind() == "lapse":
+        options["threads"] = 1
+    srv = ServerProcess(options=options).start()
+    try:
+        port = free_port()
+        with srv.client() as plain:
+            err = plain.call("CONFIG", "SET", "tls-port", str(port), "tls-cert-file", "/nonexistent.crt")
+            assert err.message == ("ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable "
+                                   "to update TLS configuration. Check server logs.")
+            assert plain.call("CONFIG", "GET", "tls-port") == [b"tls-port", b"0"]
+            assert plain.call("CONFIG", "SET", "tls-port", str(port)) == "OK"
+        with TlsRawClient(port, client_context(certs)) as c:
+            assert c.call("PING") == "PONG"
+    finally:
+        srv.stop()
+
+
 # ---- start-up
 
 
