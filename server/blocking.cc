@@ -1,7 +1,5 @@
 #include "server/blocking.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "server/client_session.h"
+#include "server/client_stream.h"
 #include "server/dispatcher.h"
 #include "server/server.h"
 #include "server/shard_set.h"
@@ -30,24 +29,20 @@ std::vector<std::string> DistinctKeys(const std::vector<std::string_view>& keys)
   return out;
 }
 
-// Reads a blocked client's socket while it waits, as Redis keeps reading a blocked client:
+// Reads a blocked client's stream while it waits, as Redis keeps reading a blocked client:
 // commands it pipelines behind the blocking one are kept for after the wait (`unread`),
 // and end-of-file or an error ends the wait at once. Runs on the client's thread, whose
-// connection is suspended in the blocking command and does not touch the socket meanwhile.
-void WatchSocket(tcp::socket* socket, std::shared_ptr<BlockedClient> client, size_t limit) {
-  socket->async_wait(tcp::socket::wait_read, [socket, client, limit](boost::system::error_code ec) {
-    if (ec || !client->watching) return;
-    char chunk[16 * 1024];
-    ssize_t n = ::recv(socket->native_handle(), chunk, sizeof chunk, MSG_DONTWAIT);
-    if (n > 0) {
-      client->unread.append(chunk, static_cast<size_t>(n));
-      // Past the query buffer limit the rest waits in the kernel, as TCP lets it.
-      if (client->unread.size() < limit) WatchSocket(socket, client, limit);
-      return;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return WatchSocket(socket, client, limit);
-    if (client->Claim()) client->Finish(BlockedClient::Outcome::kCancelled);
-  });
+// connection is suspended in the blocking command and does not read meanwhile.
+void WatchInput(ClientStream& stream, std::shared_ptr<BlockedClient> client, size_t limit) {
+  stream.Watch(
+      [client, limit](std::string_view bytes) {
+        client->unread.append(bytes);
+        // Past the query buffer limit the rest waits in the kernel, as TCP lets it.
+        return client->unread.size() < limit;
+      },
+      [client] {
+        if (client->Claim()) client->Finish(BlockedClient::Outcome::kCancelled);
+      });
 }
 
 // Makes `info` show the client as blocked (CLIENT LIST, CLIENT UNBLOCK, kill) while alive.
@@ -84,14 +79,14 @@ class BlockedMark {
 // behind newer messages, out of order. False when the write failed.
 awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   client.push_pending = false;
-  if (c.session.socket == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
+  if (c.session.stream == nullptr || client.claimed.load(std::memory_order_acquire)) co_return true;
   ClientInfo& info = *c.session.info;
   std::string bytes = info.push.Take();
   if (bytes.empty()) co_return true;
   // Seen by the output buffer limits of the pushes that come during the write.
   info.output_bytes.store(bytes.size(), std::memory_order_relaxed);
   boost::system::error_code ec;
-  co_await asio::async_write(*c.session.socket, asio::buffer(bytes), asio::redirect_error(use_awaitable, ec));
+  co_await c.session.stream->Write(asio::buffer(bytes), ec);
   info.output_bytes.store(0, std::memory_order_relaxed);
   ThreadCounters& counters = c.server.counters(c.session.home);
   counters.Bump(counters.net_output_bytes, bytes.size());
@@ -213,9 +208,8 @@ awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient>
   if (c.dispatcher != nullptr) co_await c.dispatcher->FlushReplies(c.reply.buffer());
   {
     BlockedMark mark(*c.session.info, registry, client);
-    if (c.session.socket != nullptr) {
-      client->watching = true;
-      WatchSocket(c.session.socket, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
+    if (c.session.stream != nullptr) {
+      WatchInput(*c.session.stream, client, static_cast<size_t>(std::max<int64_t>(server.query_buffer_limit(), 1)));
     }
     // Messages that came while the replies before were written.
     client->push_pending = !c.session.info->push.empty();
@@ -248,10 +242,8 @@ awaitable<void> SleepWhileBlocked(ConnCommand& c, std::shared_ptr<BlockedClient>
       // Another party claimed the client and its wake-up is on the way.
       client->timer.expires_at(asio::steady_timer::time_point::max());
     }
-    if (c.session.socket != nullptr) {
-      client->watching = false;
-      boost::system::error_code ignored;
-      c.session.socket->cancel(ignored);
+    if (c.session.stream != nullptr) {
+      co_await c.session.stream->StopWatching();
       c.session.unread_input.append(client->unread);
     }
   }

@@ -83,7 +83,6 @@ struct BlockedClient : std::enable_shared_from_this<BlockedClient> {
   std::vector<uint32_t> extra_shards;  // held with the ready key's while serving (a destination)
   // What the client sent while it waited (its thread only).
   std::string unread;
-  bool watching = false;  // whether the socket watch may still read (its thread only)
   // When the wait times out, kept so that a wake-up for push messages can re-arm the timer.
   asio::steady_timer::time_point deadline = asio::steady_timer::time_point::max();
   // Pushes (Pub/Sub messages, invalidations) reached the client while it waits (its thread only).

@@ -24,6 +24,7 @@ namespace lapse::server {
 
 struct CommandSpec;
 struct BlockedClient;
+class ClientStream;
 
 struct ClientInfo {
   uint64_t id = 0;
@@ -165,9 +166,10 @@ struct ClientSession {
   double last_charge = 0;          // RU of the previous command (LASTCHARGE)
   Transaction multi;
   std::vector<WatchedKey> watched;
-  // The connection's socket, which a blocked client watches for a disconnect; nullptr for
-  // sessions without one (scripts' fake clients, tests).
-  tcp::socket* socket = nullptr;
+  // The connection's stream (plain or TLS), which a blocked client watches for a disconnect
+  // and early replies are written to; nullptr for sessions without one (scripts' fake
+  // clients, tests).
+  ClientStream* stream = nullptr;
   // Bytes read while a blocking command waited, for the connection to parse next.
   std::string unread_input;
   Subscriptions subscriptions;

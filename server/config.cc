@@ -206,6 +206,27 @@ std::optional<std::string> SetDir(Settings& s, std::string_view v) {
   return std::nullopt;
 }
 
+// tls-auth-clients: yes (a certificate is required), optional (checked when given) or no.
+Option TlsAuthClientsOption() {
+  return Option{"tls-auth-clients", true,
+                [](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  std::string l = protocol::AsciiLower(v);
+                  if (l == "no") s.tls_auth_clients = Settings::TlsAuthClients::kNo;
+                  else if (l == "yes") s.tls_auth_clients = Settings::TlsAuthClients::kYes;
+                  else if (l == "optional") s.tls_auth_clients = Settings::TlsAuthClients::kOptional;
+                  else return "argument(s) must be one of the following: no, yes, optional";
+                  return std::nullopt;
+                },
+                [](const Settings& s) -> std::string {
+                  switch (s.tls_auth_clients) {
+                    case Settings::TlsAuthClients::kNo: return "no";
+                    case Settings::TlsAuthClients::kOptional: return "optional";
+                    case Settings::TlsAuthClients::kYes: break;
+                  }
+                  return "yes";
+                }};
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
@@ -332,6 +353,20 @@ const std::vector<Option>& Options() {
       BoolOption("rdbcompression", true, &Settings::rdbcompression),
       BoolOption("rdbchecksum", false, &Settings::rdbchecksum),
       BoolOption("rdb-lapse-data", true, &Settings::rdb_lapse_data),
+      IntOption("tls-port", true, &Settings::tls_port, 0, 65535),
+      StringOption("tls-cert-file", true, &Settings::tls_cert_file),
+      StringOption("tls-key-file", true, &Settings::tls_key_file),
+      StringOption("tls-key-file-pass", true, &Settings::tls_key_file_pass),
+      StringOption("tls-ca-cert-file", true, &Settings::tls_ca_cert_file),
+      StringOption("tls-ca-cert-dir", true, &Settings::tls_ca_cert_dir),
+      TlsAuthClientsOption(),
+      StringOption("tls-protocols", true, &Settings::tls_protocols),
+      StringOption("tls-ciphers", true, &Settings::tls_ciphers),
+      StringOption("tls-ciphersuites", true, &Settings::tls_ciphersuites),
+      BoolOption("tls-prefer-server-ciphers", true, &Settings::tls_prefer_server_ciphers),
+      BoolOption("tls-session-caching", true, &Settings::tls_session_caching),
+      IntOption("tls-session-cache-size", true, &Settings::tls_session_cache_size, 0, INT32_MAX),
+      IntOption("tls-session-cache-timeout", true, &Settings::tls_session_cache_timeout, 0, INT32_MAX),
       FixedOption("appendonly", "no", "lapse has no persistence yet (issue 17): appendonly can only be no"),
   };
   return kOptions;
@@ -461,6 +496,11 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
   Settings candidate = settings_;
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (auto err = options[i]->set(candidate, pairs[i].second)) return SetFailed(pairs[i].first, *err);
+  }
+  if (validator_) {
+    std::vector<std::string_view> names;
+    for (const auto& pair : pairs) names.push_back(pair.first);
+    if (auto err = validator_(settings_, candidate, names)) return err;
   }
   settings_ = std::move(candidate);
   return std::nullopt;
@@ -611,6 +651,15 @@ std::string Config::Usage() {
          "  --rdbcompression yes|no    LZF-compress strings longer than 20 bytes in snapshots (yes)\n"
          "  --rdbchecksum yes|no       end snapshots with a CRC-64 (yes)\n"
          "  --rdb-lapse-data yes|no    write containers, items and hash-field TTLs too (yes)\n"
+         "  --tls-port N               also serve TLS on this port; 0 = none (with --port 0: TLS only)\n"
+         "  --tls-cert-file PATH       the server's certificate chain (PEM)\n"
+         "  --tls-key-file PATH        its private key (PEM); --tls-key-file-pass unlocks it\n"
+         "  --tls-ca-cert-file PATH    CA certificates that sign client certificates (or --tls-ca-cert-dir)\n"
+         "  --tls-auth-clients yes|no|optional  whether clients must present a certificate (yes)\n"
+         "  --tls-protocols 'TLSv1.2 TLSv1.3'  protocols accepted (default: TLSv1.2 and TLSv1.3)\n"
+         "  --tls-ciphers LIST         TLSv1.2 ciphers; --tls-ciphersuites LIST for TLSv1.3\n"
+         "  --tls-prefer-server-ciphers yes|no, --tls-session-caching yes|no,\n"
+         "  --tls-session-cache-size N, --tls-session-cache-timeout SECONDS  as in Redis\n"
          "Config file only:\n"
          "  rename-command NAME NEW    rename a command; \"\" disables it\n"
          "  user NAME RULES...         an ACL user, as ACL SETUSER makes it (user alice on >pw ~k* +get)\n";

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -93,6 +94,17 @@ struct Settings {
   std::vector<std::string> users;
   std::string aclfile;
   std::string acl_pubsub_default = "resetchannels";
+  // TLS (server/tls.h), Redis 7.0's names and defaults. tls_port 0: no TLS port.
+  int tls_port = 0;
+  std::string tls_cert_file, tls_key_file, tls_key_file_pass, tls_ca_cert_file, tls_ca_cert_dir;
+  enum class TlsAuthClients { kNo, kYes, kOptional };
+  TlsAuthClients tls_auth_clients = TlsAuthClients::kYes;
+  std::string tls_protocols;  // empty: TLSv1.2 and TLSv1.3
+  std::string tls_ciphers, tls_ciphersuites;  // empty: OpenSSL's defaults
+  bool tls_prefer_server_ciphers = false;
+  bool tls_session_caching = true;
+  int64_t tls_session_cache_size = 20480;
+  int64_t tls_session_cache_timeout = 300;
 };
 
 // The directory snapshots go to: `dir`, or the working directory when it was never set.
@@ -118,6 +130,12 @@ class Config {
   std::optional<std::string> Set(std::string_view name, std::string_view value);
   // CONFIG SET with several pairs: all of them, or none when one fails (as Redis 7 does).
   std::optional<std::string> SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
+  // Called by SetAll with the settings as they would become, once every value parsed; an
+  // error ("ERR ...") refuses them all. For what only the server can check: whether the
+  // TLS files still make a context. Set before any client connects.
+  using Validator = std::function<std::optional<std::string>(const Settings& current, const Settings& candidate,
+                                                             const std::vector<std::string_view>& names)>;
+  void set_validator(Validator validator) { validator_ = std::move(validator); }
   // Every (name, value) whose name matches the glob `pattern`, for CONFIG GET: lapse's
   // settings, then Redis's parameters lapse answers with their defaults.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
@@ -143,6 +161,7 @@ class Config {
   mutable std::mutex mu_;
   Settings settings_;
   std::string config_file_;  // set once, before any thread starts
+  Validator validator_;
 };
 
 }  // namespace lapse::server

@@ -26,20 +26,20 @@ constexpr size_t kMaxReadAhead = 16 * 1024 * 1024;
 std::string Endpoint(const tcp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
 }  // namespace
 
-Connection::Connection(Server& server, tcp::socket socket, size_t home_thread)
+Connection::Connection(Server& server, tcp::socket socket, std::shared_ptr<asio::ssl::context> tls, size_t home_thread)
     : server_(server),
-      socket_(std::move(socket)),
+      stream_(std::move(socket), std::move(tls)),
       info_([&] {
         boost::system::error_code ec1, ec2;
-        auto peer = socket_.remote_endpoint(ec1);
-        auto local = socket_.local_endpoint(ec2);
+        auto peer = stream_.socket().remote_endpoint(ec1);
+        auto local = stream_.socket().local_endpoint(ec2);
         return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs(),
-                                   static_cast<int>(socket_.native_handle()));
+                                   static_cast<int>(stream_.socket().native_handle()));
       }()),
       session_(home_thread, info_, server.acl().DefaultNeedsAuth()),
       dispatcher_(server, session_) {
-  session_.local = FromLoopback(socket_);
-  session_.socket = &socket_;
+  session_.local = FromLoopback(stream_.socket());
+  session_.stream = &stream_;
   // A new client is the default user's, whose rules may have been narrowed.
   server.acl().Attach(*info_, "default");
   ApplyLimits();
@@ -58,12 +58,12 @@ void Connection::WakeForPush() {
   std::string bytes = info_->push.Take();
   if (bytes.empty()) return;
   boost::system::error_code ec;
-  size_t written = socket_.write_some(asio::buffer(bytes), ec);
-  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return socket_.cancel(ec);
+  size_t written = stream_.TryWrite(asio::buffer(bytes), ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return stream_.Cancel();
   server_.counters(session_.home).Bump(server_.counters(session_.home).net_output_bytes, written);
   if (written == bytes.size()) return;
   push_leftover_ = bytes.substr(written);
-  socket_.cancel(ec);
+  stream_.Cancel();
 }
 
 void Connection::ApplyLimits() {
@@ -81,30 +81,29 @@ awaitable<void> Connection::Run() {
   info_->kill = [weak] {
     auto conn = weak.lock();
     if (!conn) return;
-    asio::post(conn->socket_.get_executor(), [weak] {
+    asio::post(conn->stream_.socket().get_executor(), [weak] {
       auto c = weak.lock();
       if (!c) return;
-      boost::system::error_code ec;
-      c->socket_.shutdown(tcp::socket::shutdown_both, ec);
-      c->socket_.close(ec);
+      c->stream_.Close();
       CancelBlock(*c->info_);
     });
   };
   // A message for this client wakes it from its read (WakeForPush); posted, since the
   // publisher runs on another thread.
-  info_->push.SetWaker([weak, executor = socket_.get_executor()] {
+  info_->push.SetWaker([weak, executor = stream_.socket().get_executor()] {
     asio::post(executor, [weak] {
       if (auto c = weak.lock()) c->WakeForPush();
     });
   });
-  asio::co_spawn(socket_.get_executor(), IdleWatchdog(self), asio::detached);
+  asio::co_spawn(stream_.socket().get_executor(), IdleWatchdog(self), asio::detached);
   boost::system::error_code ec;
-  socket_.set_option(tcp::no_delay(true), ec);
+  stream_.socket().set_option(tcp::no_delay(true), ec);
   // Writes outside the coroutine (WakeForPush) must never block the thread.
-  socket_.non_blocking(true, ec);
+  stream_.socket().non_blocking(true, ec);
   ThreadCounters& counters = server_.counters(session_.home);
 
-  while (!session_.close_after_reply) {
+  bool open = !stream_.tls() || co_await Handshake();
+  while (open && !session_.close_after_reply) {
     CompactInput();
     if (input_.size() - input_end_ < kReadChunk) {
       size_t want = input_end_ + std::clamp(parser_.bytes_hint(), kReadChunk, kMaxReadAhead);
@@ -119,11 +118,10 @@ awaitable<void> Connection::Run() {
       session_.unread_input.clear();
     } else if (info_->push.empty() && push_leftover_.empty()) {
       reading_ = true;
-      n = co_await socket_.async_read_some(asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
-                                           asio::redirect_error(use_awaitable, ec));
+      n = co_await stream_.ReadSome(asio::buffer(input_.data() + input_end_, input_.size() - input_end_), ec);
       reading_ = false;
       // A read cancelled by WakeForPush ends with nothing read: the messages are written below.
-      if (ec == asio::error::operation_aborted && socket_.is_open()) ec = {};
+      if (ec == asio::error::operation_aborted && stream_.is_open()) ec = {};
       if (ec) break;
     }
     // The rest of a message WakeForPush began to write comes before anything else.
@@ -139,8 +137,7 @@ awaitable<void> Connection::Run() {
     if (!co_await WriteOutput(counters)) break;
     info_->query_buffer_bytes.store(input_end_ - input_start_, std::memory_order_relaxed);
   }
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  stream_.Close();
   EndTransaction(server_, session_);
   // Once out of the registry no publisher reaches this client, so its outbox's waker and its
   // kill, which publishers call, may go.
@@ -150,6 +147,20 @@ awaitable<void> Connection::Run() {
   info_->push.SetWaker(nullptr);
   server_.clients().Remove(info_->id);
   info_->kill = nullptr;
+}
+
+// tls-auth-clients is read live, as Redis reads it for each new connection. A failed
+// handshake (no certificate, an unknown CA, a plain client on the TLS port) is logged as
+// Redis logs it, at verbose level, and only closes this connection.
+awaitable<bool> Connection::Handshake() {
+  Settings::TlsAuthClients auth = server_.tls_auth_clients();
+  ClientStream::PeerCheck check = auth == Settings::TlsAuthClients::kYes        ? ClientStream::PeerCheck::kRequire
+                                  : auth == Settings::TlsAuthClients::kOptional ? ClientStream::PeerCheck::kOptional
+                                                                                : ClientStream::PeerCheck::kNone;
+  std::string error;
+  if (co_await stream_.Handshake(check, &error)) co_return true;
+  spdlog::debug("Error accepting a client connection: {} (addr={} laddr={})", error, info_->addr, info_->laddr);
+  co_return false;
 }
 
 // Parses and runs every complete command in the input, writing early when replies pile up.
@@ -199,7 +210,7 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   info_->output_bytes.store(output_.size(), std::memory_order_relaxed);
   info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   boost::system::error_code ec;
-  co_await asio::async_write(socket_, asio::buffer(output_), asio::redirect_error(use_awaitable, ec));
+  co_await stream_.Write(asio::buffer(output_), ec);
   pending_output_ = 0;
   info_->output_bytes.store(0, std::memory_order_relaxed);
   counters.Bump(counters.net_output_bytes, output_.size());
@@ -267,9 +278,9 @@ void Connection::CompactInput() {
 // when a write of more than the soft output buffer limit has been waiting for it to read
 // longer than the limit's seconds.
 awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
-  asio::steady_timer timer(socket_.get_executor());
+  asio::steady_timer timer(stream_.socket().get_executor());
   boost::system::error_code ec;
-  while (socket_.is_open()) {
+  while (stream_.is_open()) {
     timer.expires_after(std::chrono::seconds(1));
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
     int64_t now = server_.clock().NowMs();
@@ -280,7 +291,7 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     bool waiting = info_->is_blocked.load(std::memory_order_relaxed) || info_->subscribed();
     if (timeout_s > 0 && idle_ms > timeout_s * 1000 && !waiting) {
       spdlog::debug("closing idle client {}", info_->addr);
-      socket_.close(ec);
+      stream_.Close();
       break;
     }
     OutputBufferLimit limit = server_.output_limit(info_->subscribed());
@@ -288,7 +299,7 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     if (limit.soft > 0 && pending > static_cast<size_t>(limit.soft) && now - pending_since_ms_ > limit.soft_seconds * 1000) {
       spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes unsent for {} ms)", info_->addr,
                    pending, now - pending_since_ms_);
-      socket_.close(ec);
+      stream_.Close();
       break;
     }
   }

@@ -3,7 +3,8 @@
 // One client socket, served by one coroutine on the thread the listener assigned it to:
 // read whatever has arrived, parse every complete command in it, execute them as a batch,
 // write all their replies with one write, repeat. A partial command stays at the front of
-// the input buffer until the rest arrives.
+// the input buffer until the rest arrives. A client of the TLS port is served the same way,
+// after the handshake, through the same ClientStream (server/client_stream.h).
 #pragma once
 
 #include <deque>
@@ -14,6 +15,7 @@
 #include "protocol/resp_parser.h"
 #include "server/asio.h"
 #include "server/client_session.h"
+#include "server/client_stream.h"
 #include "server/dispatcher.h"
 
 namespace lapse::server {
@@ -23,7 +25,8 @@ struct ThreadCounters;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Server& server, tcp::socket socket, size_t home_thread);
+  // `tls`: the context of the TLS port the client came to; nullptr for the plain port.
+  Connection(Server& server, tcp::socket socket, std::shared_ptr<asio::ssl::context> tls, size_t home_thread);
 
   // Serves the client until it disconnects, QUITs, errs or the server stops. Takes the
   // owning pointer by value so that the coroutine frame keeps the connection alive.
@@ -31,6 +34,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   awaitable<void> Run();
+  // The TLS handshake, for a client of the TLS port; false when it failed.
+  awaitable<bool> Handshake();
 
   awaitable<bool> ProcessInput(ThreadCounters& counters);
   // Parses complete commands from the input buffer into batch_; false on a protocol error.
@@ -48,7 +53,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void WakeForPush();
 
   Server& server_;
-  tcp::socket socket_;
+  ClientStream stream_;
   std::shared_ptr<ClientInfo> info_;
   ClientSession session_;
   Dispatcher dispatcher_;

@@ -9,6 +9,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
 #include "server/blocking.h"
+#include "server/client_stream.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -420,7 +421,7 @@ awaitable<bool> Dispatcher::WaitOutPause(const CommandSpec& spec, std::string* o
   co_await server_.client_pause().WaitWhileHeld(spec, session_.multi);
   session_.info->is_blocked.store(false, std::memory_order_relaxed);
   // A client killed (or gone) while it waited must not run its command.
-  if (session_.socket != nullptr && !session_.socket->is_open()) {
+  if (session_.stream != nullptr && !session_.stream->is_open()) {
     session_.close_after_reply = true;
     co_return false;
   }
@@ -443,9 +444,9 @@ Dispatcher::ReplyGate::~ReplyGate() {
 }
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
-  if (out->empty() || session_.socket == nullptr) co_return;
+  if (out->empty() || session_.stream == nullptr) co_return;
   boost::system::error_code ec;
-  co_await asio::async_write(*session_.socket, asio::buffer(*out), asio::redirect_error(use_awaitable, ec));
+  co_await session_.stream->Write(asio::buffer(*out), ec);
   ThreadCounters& counters = server_.counters(session_.home);
   counters.Bump(counters.net_output_bytes, out->size());
   flushed_ += out->size();

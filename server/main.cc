@@ -10,6 +10,7 @@
 #include "engine/clock.h"
 #include "server/config.h"
 #include "server/log_level.h"
+#include "server/memory.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -45,8 +46,14 @@ int main(int argc, char** argv) {
     spdlog::error("{}", *err);
     return 1;
   }
-  spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
-               server.thread_count());
+  NoteStartupMemory();
+  if (server.tls_port() != 0) {
+    spdlog::info("lapse {} ready on {} port {} and TLS port {} with {} threads", LAPSE_VERSION, settings.bind,
+                 server.port(), server.tls_port(), server.thread_count());
+  } else {
+    spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
+                 server.thread_count());
+  }
   server.WaitForShutdown();
   return 0;
 }

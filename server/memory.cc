@@ -3,6 +3,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -62,7 +64,12 @@ void FlushThreadCache() {
 #endif
 }
 
-MemoryFigures ReadMemory() {
+namespace {
+std::atomic<uint64_t> peak_allocated{0};
+std::atomic<uint64_t> startup_allocated{0};
+
+// The allocator's figures, or the resident set where it has none.
+MemoryFigures ReadAllocator() {
   MemoryFigures m;
 #ifdef LAPSE_WITH_JEMALLOC
   uint64_t epoch = 1;
@@ -87,6 +94,24 @@ MemoryFigures ReadMemory() {
   }
   return m;
 }
+}  // namespace
+
+uint64_t ProcessResidentBytes() { return ResidentBytes(); }
+
+uint64_t PeakMemory() { return std::max(peak_allocated.load(std::memory_order_relaxed), ReadMemory().allocated); }
+
+void NoteStartupMemory() { startup_allocated.store(ReadMemory().allocated, std::memory_order_relaxed); }
+
+uint64_t StartupMemory() { return startup_allocated.load(std::memory_order_relaxed); }
+
+MemoryFigures ReadMemory() {
+  MemoryFigures m = ReadAllocator();
+  uint64_t peak = peak_allocated.load(std::memory_order_relaxed);
+  while (m.allocated > peak && !peak_allocated.compare_exchange_weak(peak, m.allocated, std::memory_order_relaxed)) {
+  }
+  return m;
+}
+
 
 bool MemoryGauge::RegisterThisThread() {
 #ifdef LAPSE_WITH_JEMALLOC

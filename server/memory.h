@@ -21,8 +21,17 @@ struct MemoryFigures {
   uint64_t allocated = 0, active = 0, resident = 0;
 };
 
-// Reads the figures now.
+// Reads the figures now; also keeps the highest `allocated` seen (PeakMemory).
 MemoryFigures ReadMemory();
+// The process's resident set size, from /proc (Redis's used_memory_rss).
+uint64_t ProcessResidentBytes();
+// The most `allocated` any ReadMemory call has seen: INFO, MEMORY and the maxmemory checks
+// read it, so the peak is sampled, not exact, between those reads.
+uint64_t PeakMemory();
+// Notes what the server holds once started and before any client (MEMORY STATS's
+// startup.allocated), and reads it back.
+void NoteStartupMemory();
+uint64_t StartupMemory();
 
 // The allocator's own report (MEMORY MALLOC-STATS): jemalloc's statistics, or Redis's words
 // for an allocator without them (the sanitizer build).

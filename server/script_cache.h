@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace lapse::server {
 
@@ -52,6 +53,14 @@ class ScriptCache {
     epoch_.fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
+  // How many scripts are cached and the bytes of their names and bodies (MEMORY STATS's
+  // lua.caches, MEMORY DOCTOR's "many scripts").
+  std::pair<size_t, size_t> CountAndBytes() const {
+    std::lock_guard lock(mu_);
+    size_t bytes = 0;
+    for (const auto& [sha, script] : scripts_) bytes += sha.capacity() + script.body.capacity() + sizeof(Script);
+    return {scripts_.size(), bytes};
+  }
 
  private:
   mutable std::mutex mu_;

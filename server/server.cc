@@ -88,6 +88,52 @@ Server::Server(Config& config, engine::Clock& clock)
     }
   }
   if (auto err = LoadConfiguredUsers(); err && !startup_error_) startup_error_ = *err;
+  config_.set_validator([this](const Settings& current, const Settings& candidate,
+                               const std::vector<std::string_view>& names) {
+    return ApplyTlsChanges(current, candidate, names);
+  });
+}
+
+namespace {
+std::string TlsSetFailed(std::string_view name, std::string_view reason) {
+  return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + std::string(reason);
+}
+}  // namespace
+
+// As Redis's applyTlsCfg and applyTLSPort: while TLS is served, a change to what the context
+// is made of builds a new one, which serves the connections accepted from then on; a new
+// tls-port is bound before the old one is closed, so that a port that cannot be had changes
+// nothing. Runs under the configuration's lock, before the settings change.
+std::optional<std::string> Server::ApplyTlsChanges(const Settings& current, const Settings& candidate,
+                                                   const std::vector<std::string_view>& names) {
+  bool serving = candidate.tls_port != 0;
+  bool port_changed = candidate.tls_port != current.tls_port;
+  std::shared_ptr<asio::ssl::context> context;
+  if (serving && (TlsContextSettingsDiffer(current, candidate) || tls_context_.Get() == nullptr)) {
+    context = BuildTlsContext(candidate);
+    if (context == nullptr) {
+      return TlsSetFailed(FirstTlsContextSetting(names).value_or("tls-port"),
+                          "Unable to update TLS configuration. Check server logs.");
+    }
+  }
+  std::shared_ptr<tcp::acceptor> acceptor;
+  if (serving && port_changed) {
+    if (auto err = Bind(candidate.tls_port, &acceptor)) {
+      spdlog::warn("{}", *err);
+      return TlsSetFailed("tls-port", "Unable to listen on this port. Check server logs.");
+    }
+  }
+  if (context) tls_context_.Set(std::move(context));
+  if (port_changed) {
+    tls_bound_port_.store(acceptor ? acceptor->local_endpoint().port() : 0, std::memory_order_relaxed);
+    asio::post(shards_->context(0), [this, acceptor] {
+      boost::system::error_code ec;
+      if (tls_acceptor_) tls_acceptor_->close(ec);
+      tls_acceptor_ = acceptor;
+      if (acceptor) asio::co_spawn(shards_->context(0), AcceptLoop(acceptor, true), asio::detached);
+    });
+  }
+  return std::nullopt;
 }
 
 // `user` lines of the configuration file, or the aclfile; not both, as in Redis.
@@ -121,6 +167,7 @@ void Server::ApplySettings() {
     applied_requirepass_ = live.requirepass;
   }
   acl_.set_pubsub_default_all(live.acl_pubsub_default == "allchannels");
+  tls_auth_clients_.store(live.tls_auth_clients, std::memory_order_relaxed);
   ru_meter_.set_limit(static_cast<double>(live.ru_per_second));
   serverless_.store(live.billing == "serverless", std::memory_order_relaxed);
   idle_timeout_s_.store(live.timeout, std::memory_order_relaxed);
@@ -258,22 +305,39 @@ void Server::Start() {
   persistence_->Start();
 }
 
-std::optional<std::string> Server::Listen() {
-  if (startup_error_) return startup_error_;
-  asio::io_context& ctx = shards_->context(0);
+std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
   boost::system::error_code ec;
   auto address = asio::ip::make_address(settings_.bind, ec);
   if (ec) return "invalid bind address '" + settings_.bind + "'";
-  tcp::endpoint endpoint(address, static_cast<uint16_t>(settings_.port));
-  auto acceptor = std::make_unique<tcp::acceptor>(ctx);
+  tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
+  auto acceptor = std::make_shared<tcp::acceptor>(shards_->context(0));
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(settings_.port) + ": " + ec.message();
-  bound_port_ = acceptor->local_endpoint().port();
-  acceptor_ = std::move(acceptor);
-  asio::co_spawn(ctx, AcceptLoop(), asio::detached);
+  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(port) + ": " + ec.message();
+  *out = std::move(acceptor);
+  return std::nullopt;
+}
+
+// Redis's rule: port 0 with a TLS port serves TLS only. Without a TLS port, port 0 binds
+// a port the kernel picks, as lapse always did.
+std::optional<std::string> Server::Listen() {
+  if (startup_error_) return startup_error_;
+  if (settings_.tls_port != 0) {
+    std::shared_ptr<asio::ssl::context> context = BuildTlsContext(settings_);
+    if (context == nullptr) return "Failed to configure TLS. Check logs for more info.";
+    tls_context_.Set(std::move(context));
+    if (auto err = Bind(settings_.tls_port, &tls_acceptor_)) return err;
+    tls_bound_port_.store(tls_acceptor_->local_endpoint().port(), std::memory_order_relaxed);
+  }
+  if (settings_.port != 0 || settings_.tls_port == 0) {
+    if (auto err = Bind(settings_.port, &acceptor_)) return err;
+    bound_port_ = acceptor_->local_endpoint().port();
+  }
+  asio::io_context& ctx = shards_->context(0);
+  if (acceptor_) asio::co_spawn(ctx, AcceptLoop(acceptor_, false), asio::detached);
+  if (tls_acceptor_) asio::co_spawn(ctx, AcceptLoop(tls_acceptor_, true), asio::detached);
 
   signals_ = std::make_unique<asio::signal_set>(ctx, SIGINT, SIGTERM);
   signals_->async_wait([this](const boost::system::error_code& error, int signal) {
@@ -284,11 +348,15 @@ std::optional<std::string> Server::Listen() {
   return std::nullopt;
 }
 
-awaitable<void> Server::AcceptLoop() {
-  while (!shutting_down()) {
+// A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
+// the plain port; on the TLS port, where no handshake has happened yet, it is only closed,
+// as Redis's write to a TLS connection not yet accepted goes nowhere.
+awaitable<void> Server::AcceptLoop(std::shared_ptr<tcp::acceptor> listener, bool tls) {
+  tcp::acceptor& acceptor = *listener;
+  while (!shutting_down() && acceptor.is_open()) {
     size_t thread = next_thread_++ % shards_->thread_count();
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_->async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
+    tcp::socket socket = co_await acceptor.async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) break;
       spdlog::warn("accept failed: {}", ec.message());
@@ -296,20 +364,20 @@ awaitable<void> Server::AcceptLoop() {
     }
     connections_received_.fetch_add(1, std::memory_order_relaxed);
     Settings live = config_.Snapshot();
+    std::string_view refusal;
     if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
       rejected_connections_.fetch_add(1, std::memory_order_relaxed);
-      std::string msg = "-" + std::string(protocol::errors::kMaxClients) + "\r\n";
-      asio::write(socket, asio::buffer(msg), ec);
+      refusal = protocol::errors::kMaxClients;
+    } else if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
+      refusal = protocol::errors::kProtectedMode;
+    }
+    if (!refusal.empty()) {
+      std::string msg = "-" + std::string(refusal) + "\r\n";
+      if (!tls) asio::write(socket, asio::buffer(msg), ec);
       socket.close(ec);
       continue;
     }
-    if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
-      std::string msg = "-" + std::string(protocol::errors::kProtectedMode) + "\r\n";
-      asio::write(socket, asio::buffer(msg), ec);
-      socket.close(ec);
-      continue;
-    }
-    auto conn = std::make_shared<Connection>(*this, std::move(socket), thread);
+    auto conn = std::make_shared<Connection>(*this, std::move(socket), tls ? tls_context_.Get() : nullptr, thread);
     asio::co_spawn(shards_->context(thread), Connection::Serve(std::move(conn)), asio::detached);
   }
 }
@@ -328,10 +396,11 @@ void Server::WaitForShutdown() {
     shutdown_cv_.wait(lock, [this] { return shutting_down_.load(); });
   }
   spdlog::info("lapse is shutting down");
-  if (acceptor_) {
+  {
     asio::post(shards_->context(0), [this] {
       boost::system::error_code ec;
-      acceptor_->close(ec);
+      if (acceptor_) acceptor_->close(ec);
+      if (tls_acceptor_) tls_acceptor_->close(ec);
       if (signals_) signals_->cancel(ec);
     });
   }

@@ -36,6 +36,7 @@
 #include "server/latency.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
+#include "server/tls.h"
 #include "server/tracking.h"
 
 namespace lapse::server {
@@ -103,6 +104,9 @@ class Server {
   ThreadCounters& counters(size_t thread) { return counters_[thread]; }
   size_t thread_count() const { return counters_.size(); }
   uint16_t port() const { return bound_port_; }
+  uint16_t tls_port() const { return tls_bound_port_.load(std::memory_order_relaxed); }
+  // tls-auth-clients, read by each new TLS connection.
+  Settings::TlsAuthClients tls_auth_clients() const { return tls_auth_clients_.load(std::memory_order_relaxed); }
   int64_t start_time_ms() const { return start_time_ms_; }
   std::atomic<uint64_t>& connections_received() { return connections_received_; }
   std::atomic<uint64_t>& rejected_connections() { return rejected_connections_; }
@@ -185,7 +189,14 @@ class Server {
 
 
  private:
-  awaitable<void> AcceptLoop();
+  // Accepts clients on `acceptor`, which it keeps alive until closed; over TLS when `tls`.
+  awaitable<void> AcceptLoop(std::shared_ptr<tcp::acceptor> acceptor, bool tls);
+  // Binds `port` on the bind address; returns an error message on failure.
+  std::optional<std::string> Bind(int port, std::shared_ptr<tcp::acceptor>* out);
+  // CONFIG SET of tls-* settings: builds the TLS context again when what it is made of
+  // changed (server/tls.h), and moves the TLS port when tls-port changed.
+  std::optional<std::string> ApplyTlsChanges(const Settings& current, const Settings& candidate,
+                                             const std::vector<std::string_view>& names);
   std::optional<std::string> LoadConfiguredUsers();
 
   Config& config_;
@@ -205,7 +216,12 @@ class Server {
   ClientRegistry clients_;
   Acl acl_{commands_, clients_};
   std::string applied_requirepass_;  // the default user's password follows requirepass when it changes
-  std::unique_ptr<tcp::acceptor> acceptor_;
+  // The listeners, touched on thread 0 only once it runs (CONFIG SET tls-port posts there).
+  std::shared_ptr<tcp::acceptor> acceptor_;      // the plain port; none with port 0 and a TLS port
+  std::shared_ptr<tcp::acceptor> tls_acceptor_;  // tls-port; none while it is 0
+  TlsContextHolder tls_context_;
+  std::atomic<Settings::TlsAuthClients> tls_auth_clients_{Settings::TlsAuthClients::kYes};
+  std::atomic<uint16_t> tls_bound_port_{0};
   std::unique_ptr<asio::signal_set> signals_;
   uint16_t bound_port_ = 0;
   int64_t start_time_ms_;

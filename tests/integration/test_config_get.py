@@ -70,7 +70,7 @@ def test_several_patterns_name_each_parameter_once(server):
 
 @pytest.mark.lapse_only
 @pytest.mark.parametrize("name, value", [
-    ("tls-port", "6380"), ("appendfsync", "always"), ("cluster-enabled", "yes"), ("io-threads", "4"),
+    ("tls-replication", "yes"), ("appendfsync", "always"), ("cluster-enabled", "yes"), ("io-threads", "4"),
     ("repl-backlog-size", "1048576"), ("maxmemory-clients", "0"),
 ])
 def test_parameters_lapse_lacks_are_read_only(server, name, value):
