@@ -80,6 +80,7 @@ CommandTable BuildCommandTable() {
   RegisterOperationsCommands(table);
   RegisterStreamCommands(table);
   RegisterAclCommands(table);
+  RegisterAofCommands(table);
   return table;
 }
 

@@ -161,6 +161,35 @@ Option FixedOption(const char* name, const char* value, const char* why) {
                 [value](const Settings&) { return std::string(value); }};
 }
 
+// `dir`: as Redis does, the process moves into it, so CONFIG GET answers the absolute path
+// and a directory that cannot be entered is refused with the system's reason.
+Option DirOption() {
+  return Option{"dir", true,
+                [](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  std::error_code ec;
+                  std::filesystem::current_path(std::filesystem::path(std::string(v)), ec);
+                  if (ec) return ec.message();
+                  s.dir = std::string(v);
+                  return std::nullopt;
+                },
+                [](const Settings&) {
+                  std::error_code ec;
+                  return std::filesystem::current_path(ec).string();
+                }};
+}
+
+// A name inside `dir` (appendfilename, appenddirname): immutable once running, as in Redis,
+// and never a path, so that the log cannot be pointed outside `dir`.
+Option FileNameOption(const char* name, std::string Settings::*field, const char* not_a_name) {
+  return Option{name, false,
+                [field, not_a_name](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  if (v.empty() || v == "." || v == ".." || v.find('/') != std::string_view::npos) return std::string(not_a_name);
+                  s.*field = std::string(v);
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return s.*field; }};
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
@@ -275,7 +304,25 @@ const std::vector<Option>& Options() {
              },
              [](const Settings& s) { return s.billing; }},
       FixedOption("save", "", "lapse has no persistence yet (issue 17): save can only be \"\""),
-      FixedOption("appendonly", "no", "lapse has no persistence yet (issue 17): appendonly can only be no"),
+      DirOption(),
+      BoolOption("appendonly", true, &Settings::appendonly),
+      FileNameOption("appendfilename", &Settings::appendfilename, "appendfilename can't be a path, just a filename"),
+      FileNameOption("appenddirname", &Settings::appenddirname, "appenddirname can't be a path, just a dirname"),
+      Option{"appendfsync", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = protocol::AsciiLower(v);
+               if (l != "always" && l != "everysec" && l != "no") return "argument(s) must be one of the following: always, everysec, no";
+               s.appendfsync = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.appendfsync; }},
+      BoolOption("aof-load-truncated", true, &Settings::aof_load_truncated),
+      FixedOption("aof-use-rdb-preamble", "no",
+                  "lapse writes no RDB yet: the AOF base file is always commands, aof-use-rdb-preamble can only be no"),
+      FixedOption("aof-timestamp-enabled", "no", "lapse does not write AOF timestamp annotations: aof-timestamp-enabled can only be no"),
+      IntOption("auto-aof-rewrite-percentage", true, &Settings::auto_aof_rewrite_percentage, 0, INT32_MAX),
+      MemOption("auto-aof-rewrite-min-size", &Settings::auto_aof_rewrite_min_size),
+      BoolOption("no-appendfsync-on-rewrite", true, &Settings::no_appendfsync_on_rewrite),
   };
   return kOptions;
 }

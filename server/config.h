@@ -82,6 +82,18 @@ struct Settings {
   std::vector<std::string> users;
   std::string aclfile;
   std::string acl_pubsub_default = "resetchannels";
+  // Persistence (issue 17). `dir` is where every file lapse keeps lives; the process works
+  // in it (Redis chdirs there too), so that relative file names resolve the same way.
+  std::string dir = "./";
+  // The append-only log (server/aof.h).
+  bool appendonly = false;
+  std::string appendfilename = "appendonly.aof";
+  std::string appenddirname = "appendonlydir";
+  std::string appendfsync = "everysec";  // always | everysec | no
+  bool aof_load_truncated = true;
+  int64_t auto_aof_rewrite_percentage = 100;
+  int64_t auto_aof_rewrite_min_size = 64ll * 1024 * 1024;
+  bool no_appendfsync_on_rewrite = false;
 };
 
 // A Redis 7.0 parameter lapse does not implement and answers with Redis's default, read-only

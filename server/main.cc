@@ -37,6 +37,11 @@ int main(int argc, char** argv) {
   lapse::engine::SystemClock clock;
   Server server(config, clock);
   server.Start();
+  // Like Redis, with appendonly yes the log is the data set at start-up.
+  if (auto err = server.aof().LoadAndOpen()) {
+    spdlog::error("{}", *err);
+    return 1;
+  }
   if (auto err = server.Listen()) {
     spdlog::error("{}", *err);
     return 1;
