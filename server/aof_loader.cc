@@ -232,7 +232,10 @@ std::optional<std::string> AppendOnlyFile::LoadAndOpen() {
     // No log yet: like Redis 7.0, start one with a base of the (empty) data set.
     rewriting_.store(true);
     enabled_.store(true, std::memory_order_release);
-    return RunRewrite(true);
+    std::optional<std::string> err = RunRewrite(true);
+    rewrites_.store(0);  // as Redis counts: the first base is no rewrite
+    last_rewrite_ms_.store(-1);
+    return err;
   }
   loading_.store(true);
   AofLoader loader(server_);

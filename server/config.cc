@@ -311,7 +311,7 @@ const std::vector<Option>& Options() {
       Option{"appendfsync", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::string l = protocol::AsciiLower(v);
-               if (l != "always" && l != "everysec" && l != "no") return "argument(s) must be one of the following: always, everysec, no";
+               if (l != "always" && l != "everysec" && l != "no") return "argument(s) must be one of the following: everysec, always, no";
                s.appendfsync = l;
                return std::nullopt;
              },
@@ -412,6 +412,10 @@ const Option* SettableOption(std::string_view name, bool at_startup, std::string
     *error = "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
   } else if (!at_startup && !opt->mutable_at_runtime) {
     *error = SetFailed(name, "can't set immutable config");
+    opt = nullptr;
+  } else if (!at_startup && opt->name == std::string_view("dir")) {
+    // Redis 7.0's protected config (enable-protected-configs no): set at start-up only.
+    *error = SetFailed(name, "can't set protected config");
     opt = nullptr;
   }
   return opt;
