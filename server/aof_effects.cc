@@ -144,6 +144,13 @@ std::vector<LoggedCommand> LoggedForm(const CommandSpec& spec, Args args, std::s
     return {XaddForm(args, reply)};
   }
   if (name == "xreadgroup") return {WithoutBlock(args)};
+  if (name == "iput") {
+    // Logged unconditionally, with the _ts and _etag it was given: a replay keeps both.
+    protocol::Reply r = Decode(reply);
+    if (r.type != protocol::ReplyType::kBulk) return {};
+    return {{"IPUT", std::string(args[1]), std::string(args[2]), std::string(args[3]), "REPLAYED",
+             std::to_string(now_ms), r.text}};
+  }
   return {Copy(args)};
 }
 

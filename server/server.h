@@ -98,6 +98,7 @@ class Server {
   ShardSet& shards() { return *shards_; }
   // The append-only log (server/aof.h).
   AppendOnlyFile& aof() { return *aof_; }
+  const AppendOnlyFile& aof() const { return *aof_; }
   engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
   Acl& acl() { return acl_; }

@@ -426,3 +426,56 @@ def test_a_corrupt_file_refuses_to_start_naming_file_and_offset(start_server, tm
     incr.write_bytes(data[:at] + b"!garbage\r\n" + data[at:])
     log = start_fails(options)
     assert f"Bad file format reading the append only file appendonly.aof.1.incr.aof at offset {at}" in log
+
+
+# ---- containers and items ----
+
+
+def items_state(c) -> dict:
+    out = {}
+    for name in c.call("CLIST"):
+        name = name.decode()
+        out[name] = {"ttl": c.call("CGETTTL", name), "ru": c.call("CGETRU", name)}
+        cursor, docs = "0", []
+        while True:
+            cursor, page = c.call("ISCAN", name, cursor, "COUNT", "100")
+            docs += page
+            if cursor == b"0":
+                break
+        out[name]["items"] = sorted(docs)
+    return out
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("rewrite", [False, True], ids=["log", "rewritten"])
+def test_restart_keeps_containers_and_items_with_ts_etag_and_ttl(start_server, tmp_path, rewrite):
+    options = aof_options(tmp_path)
+    srv = up(start_server, options=options)
+    c = srv.client()
+    assert c.call("CSETTTL", "users", "1000") == "OK"
+    etag = c.call("IPUT", "users", "u1", '{"id":"u1","name":"ann"}')
+    c.call("IPUT", "users", "u2", '{"id":"u2","ttl":5000}')
+    c.call("IPUT", "users", "u3", '{"id":"u3"}')
+    assert c.call("IPUT", "users", "u2", '{"id":"u2","ttl":6000}', "NX") is None  # not written, not logged
+    assert c.call("IDEL", "users", "u3") == 1
+    assert c.call("CSETRU", "orders", "500") == "OK"
+    # The log's own form is refused from a client.
+    assert c.call("IPUT", "users", "u4", '{"id":"u4"}', "REPLAYED", "1", "0000000000000001") == E("ERR syntax error")
+    before = items_state(c)
+    ttl_before = {i: c.call("IPTTL", "users", i) for i in ("u1", "u2")}
+    if rewrite:
+        c.call("BGREWRITEAOF")
+        wait_rewrite_done(srv)
+    c.close()
+    srv.stop()
+    again = up(start_server, options=options)
+    c = again.client()
+    # Same documents: the same _ts and _etag.
+    assert items_state(c) == before
+    # The countdown goes on from _ts: a restart never resets it.
+    for i, ttl in ttl_before.items():
+        assert 0 < c.call("IPTTL", "users", i) <= ttl
+    # A new write gets a new etag.
+    assert etag.decode() in before["users"]["items"][0].decode()
+    assert c.call("IPUT", "users", "u1", '{"id":"u1"}') != etag
+    c.close()
