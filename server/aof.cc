@@ -198,6 +198,12 @@ void AppendOnlyFile::BeforeReply() {
   WriteBuffered(always && !skip_fsync);
 }
 
+void AppendOnlyFile::CoverEverythingLogged() {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  tls_appended_upto = appended_;
+}
+
 void AppendOnlyFile::WriteBuffered(bool fsync_now) {
   std::string pending;
   uint64_t upto = 0;

@@ -92,6 +92,9 @@ class AppendOnlyFile {
   // Before the calling thread sends replies: writes what is buffered, and under
   // appendfsync always makes the calling thread's writes durable first.
   void BeforeReply();
+  // A reply about to leave depends on writes another thread logged (a blocking pop served by
+  // the pusher's thread): the next BeforeReply covers everything logged so far.
+  void CoverEverythingLogged();
 
   // ---- turning it on and off, rewriting ----
   // CONFIG SET appendonly: on writes a base of the data set first. An error when that failed.
