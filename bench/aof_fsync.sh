@@ -18,7 +18,7 @@ run() {  # kind mode -> prints requests per second
   fi
   pid=$!
   until redis-cli -p $PORT ping >/dev/null 2>&1; do sleep 0.05; done
-  redis-benchmark -p $PORT -t set -n "$REQUESTS" -c 50 -r 100000 -q | awk '/SET/ {print $2}'
+  redis-benchmark -p $PORT -t set -n "$REQUESTS" -c 50 -r 100000 -q | tr '\r' '\n' | awk '/requests per second/ {print $2}'
   kill $pid; wait $pid 2>/dev/null || true
   rm -rf "$dir"
 }

@@ -456,6 +456,12 @@ std::optional<std::string> AppendOnlyFile::SetEnabled(bool on) {
     rewriting_.store(false);
     return err;
   }
+  {
+    // Files of an earlier log describe a data set that has changed since: history, deleted
+    // once the new base is in place, and never replayed meanwhile.
+    std::lock_guard io(io_mu_);
+    for (AofFileEntry& f : files_) f.type = 'h';
+  }
   // Like Redis, the log starts with a base of the data set as it is, then every write.
   enabled_.store(true, std::memory_order_release);
   if (auto err = RunRewrite(false)) {

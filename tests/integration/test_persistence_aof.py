@@ -479,3 +479,57 @@ def test_restart_keeps_containers_and_items_with_ts_etag_and_ttl(start_server, t
     assert etag.decode() in before["users"]["items"][0].decode()
     assert c.call("IPUT", "users", "u1", '{"id":"u1"}') != etag
     c.close()
+
+
+def test_a_blocking_pop_served_later_is_logged_as_its_pop(start_server, tmp_path):
+    options = aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"})
+    srv = up(start_server, options=options)
+    waiter = srv.client()
+    waiter.send("BLPOP", "queue", "0")
+    observer = srv.client()
+    wait_until(lambda: info_clients_blocked(observer) == 1, what="the waiter to block")
+    assert observer.call("RPUSH", "queue", "first", "second") == 2
+    assert waiter.read_reply() == [b"queue", b"first"]
+    observer.call("RPUSH", "queue", "third")
+    before = state(srv)
+    waiter.close()
+    observer.close()
+    srv.stop()
+    assert state(up(start_server, options=options)) == before
+
+
+def info_clients_blocked(c) -> int:
+    text = c.call("INFO", "clients").decode()
+    return int(text.split("blocked_clients:")[1].split("\r\n")[0])
+
+
+def test_the_log_is_rewritten_when_it_grows(start_server, tmp_path):
+    options = aof_options(tmp_path, **{"aof-use-rdb-preamble": "no", "auto-aof-rewrite-min-size": "10000",
+                                       "auto-aof-rewrite-percentage": "100"})
+    srv = up(start_server, options=options)
+    c = client(srv)
+    for _ in range(1000):  # about 30 kB of INCRs
+        c.incr("counter")
+    wait_until(lambda: info_persistence(srv)["aof_rewrites"] >= 1, what="an automatic rewrite")
+    wait_rewrite_done(srv)
+    assert info_persistence(srv)["aof_current_size"] < 10000
+    srv.stop()
+    assert client(up(start_server, options=options)).get("counter") == b"1000"
+
+
+def test_turning_appendonly_on_over_an_old_log_replaces_it(start_server, tmp_path):
+    on = aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"})
+    srv = up(start_server, options=on)
+    client(srv).set("old", "1")
+    srv.stop()
+    # Without the log, the old data is not loaded; turning the log on writes today's data.
+    srv = up(start_server, options={"dir": str(tmp_path), "aof-use-rdb-preamble": "no"})
+    c = client(srv)
+    assert c.get("old") is None
+    c.set("new", "2")
+    assert c.config_set("appendonly", "yes")
+    wait_rewrite_done(srv)
+    c.rpush("after", "x")
+    before = state(srv)
+    srv.stop()
+    assert state(up(start_server, options=on)) == before
