@@ -198,6 +198,11 @@ void AppendOnlyFile::BeforeReply() {
   WriteBuffered(always && !skip_fsync);
 }
 
+bool AppendOnlyFile::WantsFsync() const {
+  return enabled() && fsync_always_.load(std::memory_order_relaxed) &&
+         synced_.load(std::memory_order_acquire) < tls_appended_upto;
+}
+
 void AppendOnlyFile::CoverEverythingLogged() {
   if (!enabled()) return;
   std::lock_guard lock(mu_);

@@ -92,6 +92,10 @@ class AppendOnlyFile {
   // Before the calling thread sends replies: writes what is buffered, and under
   // appendfsync always makes the calling thread's writes durable first.
   void BeforeReply();
+  // Whether BeforeReply would fsync for the calling thread (appendfsync always): the caller
+  // first lets the thread's other ready clients run (one event-loop turn), so that one fsync
+  // covers all of their writes.
+  bool WantsFsync() const;
   // A reply about to leave depends on writes another thread logged (a blocking pop served by
   // the pusher's thread): the next BeforeReply covers everything logged so far.
   void CoverEverythingLogged();

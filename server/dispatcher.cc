@@ -381,9 +381,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
-  // The batch's writes are in the log (and on disk, under appendfsync always) before any
-  // of its replies leaves.
-  server_.aof().BeforeReply();
+  co_await MakeLogDurable();
   // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,
   // and the tracking table brought back under its limit.
   Tracking& tracking = server_.tracking();
@@ -468,9 +466,20 @@ Dispatcher::ReplyGate::~ReplyGate() {
   if (mode == ClientSession::ReplyMode::kSkipThis) mode = ClientSession::ReplyMode::kOn;
 }
 
+awaitable<void> Dispatcher::MakeLogDurable() {
+  AppendOnlyFile& aof = server_.aof();
+  // Under appendfsync always, as Redis does once per event-loop turn: the thread's other
+  // clients whose requests are ready run theirs first, and the first of them back here
+  // fsyncs for all (group commit); the others find their writes already durable.
+  if (aof.WantsFsync() && session_.socket != nullptr) {
+    co_await asio::post(server_.shards().context(session_.home), use_awaitable);
+  }
+  aof.BeforeReply();
+}
+
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   if (out->empty() || session_.socket == nullptr) co_return;
-  server_.aof().BeforeReply();
+  co_await MakeLogDurable();
   boost::system::error_code ec;
   co_await asio::async_write(*session_.socket, asio::buffer(*out), asio::redirect_error(use_awaitable, ec));
   ThreadCounters& counters = server_.counters(session_.home);

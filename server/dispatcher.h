@@ -58,6 +58,10 @@ class Dispatcher {
   // now: a blocking command calls it before it waits, as Redis writes them meanwhile.
   awaitable<void> FlushReplies(std::string* out);
 
+  // Before replies leave: the batch's writes are in the log, and on disk under appendfsync
+  // always (server/aof.h).
+  awaitable<void> MakeLogDurable();
+
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
 
