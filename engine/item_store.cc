@@ -156,7 +156,7 @@ void ItemStore::Destroy(ContainerPart& part, Item* item) {
 }
 
 PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
-                          const std::optional<uint64_t>& if_match, int64_t now_ms) {
+                          const std::optional<uint64_t>& if_match, int64_t now_ms, const ItemStamp* replayed) {
   uint64_t hash;
   Entry* stamp = nullptr;
   Item* item = Lookup(part, id, &hash, &stamp);
@@ -184,8 +184,10 @@ PutOutcome ItemStore::Put(ContainerPart& part, std::string_view id, ParsedItem&&
   }
   item->members = std::move(body.members);
   item->ttl = body.ttl;
-  item->last_write_ms = now_ms;
-  item->etag = next_etag_++;
+  item->last_write_ms = replayed != nullptr ? replayed->last_write_ms : now_ms;
+  item->etag = replayed != nullptr ? replayed->etag : next_etag_++;
+  // A new write must never get an etag this item (or any loaded one) had.
+  if (replayed != nullptr) next_etag_ = std::max(next_etag_, replayed->etag + 1);
   File(item);
   RecordWrite(part, item, outcome.replaced, now_ms);
   outcome.written = true;

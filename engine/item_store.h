@@ -118,6 +118,11 @@ struct ContainerFigures {
 
 enum class PutCondition { kAlways, kIfAbsent, kIfPresent };
 
+struct ItemStamp {
+  int64_t last_write_ms = 0;
+  uint64_t etag = 0;
+};
+
 struct PutOutcome {
   bool written = false;
   bool replaced = false;  // overwrote a live item
@@ -152,8 +157,10 @@ class ItemStore {
 
   // Writes a validated item under the condition (NX / XX / IFMATCH); an expired item counts
   // as absent. Reclaims such an expired item on the spot.
+  // `replayed`, when given, is the write's original last-write time and etag: a replay of the
+  // append-only log keeps both (and so a TTL counting from _ts).
   PutOutcome Put(ContainerPart& part, std::string_view id, ParsedItem&& body, PutCondition condition,
-                 const std::optional<uint64_t>& if_match, int64_t now_ms);
+                 const std::optional<uint64_t>& if_match, int64_t now_ms, const ItemStamp* replayed = nullptr);
   // Loading a snapshot: adds item `id` (absent) as it was saved, with its own last write and
   // etag, recording nothing in the change feed. Items of one part must come in ascending
   // last-write order (the inherit list's order). Later etags of this store exceed `etag`.

@@ -93,6 +93,12 @@ awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   co_return !ec;
 }
 
+// Logs what serving a blocking pop did, holding its shards (server/aof.h).
+void LogServedPop(Server& server, const BlockedClient& client) {
+  if (!server.aof().enabled()) [[likely]] return;
+  server.aof().Log(client.db, LoggedFormOfServedPop(client.command, client.reply));
+}
+
 // Serves the clients waiting on one ready key, oldest first, while the key can serve them.
 void ServeKey(Server& server, const engine::ReadyKey& ready) {
   ShardSet& shards = server.shards();
@@ -111,7 +117,10 @@ void ServeKey(Server& server, const engine::ReadyKey& ready) {
       engine::Shard& shard = shards.shard(ready.shard);
       ServeAttempt attempt{shards, shard, shard.db(ready.db), ready.key, server.clock().NowMs(), server, *client};
       result = client->serve(attempt);
-      if (result == ServeResult::kServed) client->ru += attempt.charge.ru;
+      if (result == ServeResult::kServed) {
+        client->ru += attempt.charge.ru;
+        LogServedPop(server, *client);
+      }
     });
     if (result == ServeResult::kServed) {
       client->Finish(BlockedClient::Outcome::kServed);
@@ -256,6 +265,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   auto client = std::make_shared<BlockedClient>(co_await asio::this_coro::executor);
   client->db = c.session.db;
   client->resp = c.session.resp;
+  client->command.assign(c.args.begin(), c.args.end());
   client->serve = std::move(request.serve);
   std::vector<uint32_t> ids;
   for (std::string_view key : request.keys) ids.push_back(shards.ShardFor(key));
@@ -276,6 +286,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
       ServeAttempt attempt{shards, shard, shard.db(client->db), key, now, server, *client};
       result = client->serve(attempt);
       c.charge.ru += attempt.charge.ru;
+      if (result == ServeResult::kServed) LogServedPop(server, *client);
       if (result == ServeResult::kServed || result == ServeResult::kWrongType) return;
     }
     if (!may_block) return;
@@ -304,6 +315,8 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   switch (client->outcome) {
     case BlockedClient::Outcome::kServed:
       c.charge.ru += client->ru;
+      // Its pop was logged by the thread that served it: durable before this reply leaves.
+      server.aof().CoverEverythingLogged();
       c.reply.buffer()->append(client->reply);
       break;
     case BlockedClient::Outcome::kUnblockedError:

@@ -77,6 +77,8 @@ struct BlockedClient : std::enable_shared_from_this<BlockedClient> {
   double ru = 0;      // what serving it cost
   int db = 0;
   protocol::RespVersion resp = protocol::RespVersion::kResp2;
+  // The command as sent, for the append-only log: serving it logs the pop it made.
+  std::vector<std::string> command;
   // Serves the command from a ready key. It owns copies of whatever it needs: it runs on
   // other threads while the client sleeps.
   ServeFn serve;

@@ -83,6 +83,7 @@ CommandTable BuildCommandTable() {
   RegisterOperationsCommands(table);
   RegisterStreamCommands(table);
   RegisterAclCommands(table);
+  RegisterAofCommands(table);
   return table;
 }
 

@@ -239,6 +239,7 @@ void RegisterGeoCommands(CommandTable& table);
 void RegisterOperationsCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterAclCommands(CommandTable& table);
+void RegisterAofCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

@@ -227,6 +227,18 @@ Option TlsAuthClientsOption() {
                 }};
 }
 
+// A name inside `dir` (appendfilename, appenddirname): immutable once running, as in Redis,
+// and never a path, so that the log cannot be pointed outside `dir`.
+Option FileNameOption(const char* name, std::string Settings::*field, const char* not_a_name) {
+  return Option{name, false,
+                [field, not_a_name](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  if (v.empty() || v == "." || v == ".." || v.find('/') != std::string_view::npos) return std::string(not_a_name);
+                  s.*field = std::string(v);
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return s.*field; }};
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
@@ -367,7 +379,24 @@ const std::vector<Option>& Options() {
       BoolOption("tls-session-caching", true, &Settings::tls_session_caching),
       IntOption("tls-session-cache-size", true, &Settings::tls_session_cache_size, 0, INT32_MAX),
       IntOption("tls-session-cache-timeout", true, &Settings::tls_session_cache_timeout, 0, INT32_MAX),
-      FixedOption("appendonly", "no", "lapse has no persistence yet (issue 17): appendonly can only be no"),
+      BoolOption("appendonly", true, &Settings::appendonly),
+      FileNameOption("appendfilename", &Settings::appendfilename, "appendfilename can't be a path, just a filename"),
+      FileNameOption("appenddirname", &Settings::appenddirname, "appenddirname can't be a path, just a dirname"),
+      Option{"appendfsync", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               std::string l = protocol::AsciiLower(v);
+               if (l != "always" && l != "everysec" && l != "no") return "argument(s) must be one of the following: everysec, always, no";
+               s.appendfsync = l;
+               return std::nullopt;
+             },
+             [](const Settings& s) { return s.appendfsync; }},
+      BoolOption("aof-load-truncated", true, &Settings::aof_load_truncated),
+      FixedOption("aof-use-rdb-preamble", "no",
+                  "lapse writes no RDB yet: the AOF base file is always commands, aof-use-rdb-preamble can only be no"),
+      FixedOption("aof-timestamp-enabled", "no", "lapse does not write AOF timestamp annotations: aof-timestamp-enabled can only be no"),
+      IntOption("auto-aof-rewrite-percentage", true, &Settings::auto_aof_rewrite_percentage, 0, INT32_MAX),
+      MemOption("auto-aof-rewrite-min-size", &Settings::auto_aof_rewrite_min_size),
+      BoolOption("no-appendfsync-on-rewrite", true, &Settings::no_appendfsync_on_rewrite),
   };
   return kOptions;
 }
@@ -457,6 +486,10 @@ const Option* SettableOption(std::string_view name, bool at_startup, std::string
     *error = "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
   } else if (!at_startup && !opt->mutable_at_runtime) {
     *error = SetFailed(name, "can't set immutable config");
+    opt = nullptr;
+  } else if (!at_startup && opt->name == std::string_view("dir")) {
+    // Redis 7.0's protected config (enable-protected-configs no): set at start-up only.
+    *error = SetFailed(name, "can't set protected config");
     opt = nullptr;
   }
   return opt;

@@ -105,6 +105,15 @@ struct Settings {
   bool tls_session_caching = true;
   int64_t tls_session_cache_size = 20480;
   int64_t tls_session_cache_timeout = 300;
+  // The append-only log (server/aof.h).
+  bool appendonly = false;
+  std::string appendfilename = "appendonly.aof";
+  std::string appenddirname = "appendonlydir";
+  std::string appendfsync = "everysec";  // always | everysec | no
+  bool aof_load_truncated = true;
+  int64_t auto_aof_rewrite_percentage = 100;
+  int64_t auto_aof_rewrite_min_size = 64ll * 1024 * 1024;
+  bool no_appendfsync_on_rewrite = false;
 };
 
 // The directory snapshots go to: `dir`, or the working directory when it was never set.

@@ -246,12 +246,36 @@ void CmdCInfo(ConnCommand& c) {
 
 // ---- Items ----
 
+// An etag as lapse writes them: 16 lower-case hex digits.
+bool ParseEtag(std::string_view etag, uint64_t* value) {
+  bool ok = etag.size() == 16;
+  *value = 0;
+  for (char ch : etag) {
+    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    ok &= d >= 0;
+    *value = *value * 16 + static_cast<uint64_t>(std::max(d, 0));
+  }
+  return ok;
+}
+
 void CmdIPut(ShardCommand& c) {
   std::string_view container = c.args[1], id = c.args[2], json = c.args[3];
   engine::PutCondition condition = engine::PutCondition::kAlways;
   std::optional<uint64_t> if_match;
+  std::optional<engine::ItemStamp> replayed;
   for (size_t i = 4; i < c.args.size(); ++i) {
     std::string_view a = c.args[i];
+    // The append-only log's form (server/aof_effects.cc): the original _ts and _etag, which
+    // only a replay may set.
+    if (EqualsIgnoreCase(a, "REPLAYED") && i + 2 < c.args.size() && c.server.aof().loading()) {
+      engine::ItemStamp stamp;
+      if (!protocol::ParseInt64(c.args[i + 1], &stamp.last_write_ms) || !ParseEtag(c.args[i + 2], &stamp.etag)) {
+        return c.reply.Error(errors::kSyntax);
+      }
+      replayed = stamp;
+      i += 2;
+      continue;
+    }
     // NX asks for no live item and IFMATCH for a live one: together they could never write.
     if (EqualsIgnoreCase(a, "NX") && condition == engine::PutCondition::kAlways && !if_match) {
       condition = engine::PutCondition::kIfAbsent;
@@ -259,16 +283,9 @@ void CmdIPut(ShardCommand& c) {
       condition = engine::PutCondition::kIfPresent;
     } else if (EqualsIgnoreCase(a, "IFMATCH") && i + 1 < c.args.size() && !if_match &&
                condition != engine::PutCondition::kIfAbsent) {
-      std::string_view etag = c.args[++i];
       uint64_t value = 0;
-      bool ok = etag.size() == 16;
-      for (char ch : etag) {
-        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-        ok &= d >= 0;
-        value = value * 16 + static_cast<uint64_t>(std::max(d, 0));
-      }
       // An etag that cannot be one of ours matches nothing, as in Cosmos DB's precondition.
-      if_match = ok ? value : 0;
+      if_match = ParseEtag(c.args[++i], &value) ? value : 0;
     } else {
       return c.reply.Error(errors::kSyntax);
     }
@@ -304,7 +321,8 @@ void CmdIPut(ShardCommand& c) {
   }
   // Charged for the document as IGET will return it (Item::Bytes), like every item operation.
   size_t bytes = engine::RenderedItemBytes(id, body.members.size(), c.now_ms / 1000);
-  engine::PutOutcome outcome = items.Put(*part, id, std::move(body), condition, if_match, c.now_ms);
+  engine::PutOutcome outcome =
+      items.Put(*part, id, std::move(body), condition, if_match, c.now_ms, replayed ? &*replayed : nullptr);
   if (!outcome.written) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Null();
   c.charge.Add(outcome.replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, bytes);
   c.server.keyspace_events().NotifyItem(kEventGeneric, "iput", container, id, DbOf(c));

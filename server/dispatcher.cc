@@ -241,6 +241,10 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     ShardCommand cmd{shard, shard.db(session_.db), std::span(args), writer, server_.clock().NowMs(), server_};
     std::get<ShardHandler>(spec.handler)(cmd);
     bool rejected = RepliedWithError(*out, before);
+    // Logged holding the shard: two writes to one key reach the log in the order they ran.
+    if ((spec.flags & kWrite) && !rejected && server_.aof().enabled()) [[unlikely]] {
+      server_.aof().Log(session_.db, LoggedForm(spec, Args(args), std::string_view(*out).substr(before), cmd.now_ms));
+    }
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
   });
   RecordCharge(spec, charge);
@@ -256,7 +260,9 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   size_t before = out->size();
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
+  bool logged = LogBeforeRun(spec, args);
   std::get<ConnHandler>(spec.handler)(cmd);
+  if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   server_.error_stats().CountIfError(*out, before);
 }
@@ -269,9 +275,11 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   ConnCommand cmd{session_, server_, std::span(args), reply};
   cmd.dispatcher = this;
   if (!(spec.flags & kSumsCharges)) {
+    bool logged = LogBeforeRun(spec, args);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
     // A blocking command may have sent the replies before its own (FlushReplies).
     before -= flushed_ - flushed;
+    if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
     SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   } else {
     // A script costs what its commands cost, plus its own refusal charge when it fails;
@@ -283,6 +291,24 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
     charge_sum_ += outer_sum;
   }
   server_.error_stats().CountIfError(*out, before);
+}
+
+bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
+  if (!(spec.flags & kWrite) || !server_.aof().enabled()) [[likely]] return false;
+  // A blocking pop is logged by whoever serves it, as the pop it made (server/blocking.cc).
+  if ((spec.flags & kBlocking) && spec.name != "xreadgroup") return false;
+  server_.aof().LogOnRelease(session_.db, LoggedForm(spec, Args(args), {}, server_.clock().NowMs()));
+  return true;
+}
+
+// A transaction's or a script's writes are logged together (server/aof.h).
+Dispatcher::AofBlock::AofBlock(Server& server, const CommandSpec& spec)
+    : aof_(((spec.flags & kSumsCharges) || spec.name == "exec") && server.aof().enabled() ? &server.aof() : nullptr) {
+  if (aof_ != nullptr) aof_->BeginBlock();
+}
+
+Dispatcher::AofBlock::~AofBlock() {
+  if (aof_ != nullptr) aof_->EndBlock();
 }
 
 bool Dispatcher::RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out) {
@@ -333,6 +359,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       outer_args_ = &args;
       TrackReads(spec, args, ReadPhase::kBefore);
       FeedMonitorsBeforeRun(spec, args);
+      AofBlock aof_block(server_, spec);
       if (!RunAtOnce(spec, args, out)) {
         co_await RunFanoutCommand(spec, args, out);
         // Other clients of this thread may have run commands meanwhile.
@@ -359,6 +386,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
+  co_await MakeLogDurable();
   // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,
   // and the tracking table brought back under its limit.
   Tracking& tracking = server_.tracking();
@@ -443,8 +471,20 @@ Dispatcher::ReplyGate::~ReplyGate() {
   if (mode == ClientSession::ReplyMode::kSkipThis) mode = ClientSession::ReplyMode::kOn;
 }
 
+awaitable<void> Dispatcher::MakeLogDurable() {
+  AppendOnlyFile& aof = server_.aof();
+  // Under appendfsync always, as Redis does once per event-loop turn: the thread's other
+  // clients whose requests are ready run theirs first, and the first of them back here
+  // fsyncs for all (group commit); the others find their writes already durable.
+  if (aof.WantsFsync() && session_.socket != nullptr) {
+    co_await asio::post(server_.shards().context(session_.home), use_awaitable);
+  }
+  aof.BeforeReply();
+}
+
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   if (out->empty() || session_.stream == nullptr) co_return;
+  co_await MakeLogDurable();
   boost::system::error_code ec;
   co_await session_.stream->Write(asio::buffer(*out), ec);
   ThreadCounters& counters = server_.counters(session_.home);

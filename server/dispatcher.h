@@ -35,6 +35,7 @@
 namespace lapse::server {
 
 class Server;
+class AppendOnlyFile;
 
 class Dispatcher {
  public:
@@ -56,6 +57,10 @@ class Dispatcher {
   // Writes the replies already in `out` (the earlier commands' of the batch) to the client
   // now: a blocking command calls it before it waits, as Redis writes them meanwhile.
   awaitable<void> FlushReplies(std::string* out);
+
+  // Before replies leave: the batch's writes are in the log, and on disk under appendfsync
+  // always (server/aof.h).
+  awaitable<void> MakeLogDurable();
 
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
@@ -124,6 +129,20 @@ class Dispatcher {
   // Adds the shards `args` touches to `ids`; false when that is every shard.
   bool AddFootprint(const CommandSpec& spec, const std::vector<std::string_view>& args,
                     std::vector<uint32_t>& ids) const;
+  // The append-only log: a fan-out or connection write's entry, made before it runs and
+  // logged as it lets go of its shards (server/aof.h); false when it is not logged.
+  bool LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args);
+  // While alive, EXEC's or a script's writes are gathered into one block of the log.
+  class AofBlock {
+   public:
+    AofBlock(Server& server, const CommandSpec& spec);
+    ~AofBlock();
+    AofBlock(const AofBlock&) = delete;
+    AofBlock& operator=(const AofBlock&) = delete;
+
+   private:
+    AppendOnlyFile* aof_;
+  };
   // Runs an admitted shard or connection command and returns true; false for a fan-out
   // command, which the caller then awaits with RunFanoutCommand.
   bool RunAtOnce(const CommandSpec& spec, const std::vector<std::string_view>& args, std::string* out);

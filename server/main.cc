@@ -37,11 +37,18 @@ int main(int argc, char** argv) {
 
   lapse::engine::SystemClock clock;
   Server server(config, clock);
-  if (auto err = server.persistence().LoadAtStartup()) {
+  // Like Redis, with appendonly yes the log is the data set at start-up and dump.rdb is not read.
+  if (!settings.appendonly) {
+    if (auto err = server.persistence().LoadAtStartup()) {
+      spdlog::error("{}", *err);
+      return 1;
+    }
+  }
+  server.Start();
+  if (auto err = server.aof().LoadAndOpen()) {
     spdlog::error("{}", *err);
     return 1;
   }
-  server.Start();
   if (auto err = server.Listen()) {
     spdlog::error("{}", *err);
     return 1;

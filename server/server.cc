@@ -47,6 +47,7 @@ Server::Server(Config& config, engine::Clock& clock)
       start_time_ms_(clock.NowMs()) {
   blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
   persistence_ = std::make_unique<Persistence>(*this);
+  aof_ = std::make_unique<AppendOnlyFile>(*this);
   // Expired items reclaimed under memory pressure are billed as reclamation is, but never
   // held back by the budget.
   evictor_ = std::make_unique<Evictor>(*shards_, [this](const engine::Item& item, int64_t) {
@@ -157,6 +158,7 @@ std::optional<std::string> Server::LoadConfiguredUsers() {
 Server::~Server() {
   persistence_->Stop();
   shards_->StopAndJoin();
+  aof_.reset();  // writes and fsyncs what is buffered
   blocking_->Clear();
 }
 
@@ -197,6 +199,7 @@ void Server::ApplySettings() {
   engine::Access().lfu_log_factor.store(static_cast<int>(live.lfu_log_factor), std::memory_order_relaxed);
   engine::Access().lfu_decay_minutes.store(static_cast<int>(live.lfu_decay_time), std::memory_order_relaxed);
   keyspace_events_.Configure(live.notify_keyspace_events);
+  aof_->Configure(live);
   slowlog_.Configure(live.slowlog_log_slower_than, live.slowlog_max_len);
   acl_.SetLogMaxLen(static_cast<size_t>(live.acllog_max_len));
   latency_.set_threshold_ms(live.latency_monitor_threshold);

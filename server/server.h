@@ -18,6 +18,7 @@
 #include "engine/collection.h"
 #include "engine/container.h"
 #include "server/acl.h"
+#include "server/aof.h"
 #include "server/blocking.h"
 #include "server/client_pause.h"
 #include "server/client_session.h"
@@ -97,6 +98,9 @@ class Server {
   engine::Clock& clock() const { return clock_; }
   const CommandTable& commands() const { return commands_; }
   ShardSet& shards() { return *shards_; }
+  // The append-only log (server/aof.h).
+  AppendOnlyFile& aof() { return *aof_; }
+  const AppendOnlyFile& aof() const { return *aof_; }
   engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
   Acl& acl() { return acl_; }
@@ -213,6 +217,7 @@ class Server {
   std::unique_ptr<ShardSet> shards_;
   std::unique_ptr<Persistence> persistence_;
   std::vector<ThreadCounters> counters_;
+  std::unique_ptr<AppendOnlyFile> aof_;  // after shards_: its rewrites hold them
   ClientRegistry clients_;
   Acl acl_{commands_, clients_};
   std::string applied_requirepass_;  // the default user's password follows requirepass when it changes

@@ -61,8 +61,17 @@ void CmdConfig(ConnCommand& c) {
     if (c.args.size() % 2 != 0) return c.reply.Error(errors::kSyntax);
     std::vector<std::pair<std::string_view, std::string_view>> pairs;
     for (size_t i = 2; i < c.args.size(); i += 2) pairs.emplace_back(c.args[i], c.args[i + 1]);
+    bool was_appendonly = config.Snapshot().appendonly;
     if (auto err = config.SetAll(pairs)) return c.reply.Error(*err);
     c.server.ApplySettings();
+    // Like Redis, appendonly takes effect at once: on writes a base of the data set first.
+    bool appendonly = config.Snapshot().appendonly;
+    if (appendonly != was_appendonly) {
+      if (auto err = c.server.aof().SetEnabled(appendonly)) {
+        config.Set("appendonly", was_appendonly ? "yes" : "no");
+        return c.reply.Error(*err);
+      }
+    }
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "HELP")) {
@@ -402,7 +411,7 @@ void CmdInfo(ConnCommand& c) {
   if (want("persistence")) {
     section("Persistence");
     c.server.persistence().AppendInfo(out);
-    Line(out, "aof_enabled", uint64_t{0});
+    out += c.server.aof().InfoFields();
   }
   if (want("stats")) {
     section("Stats");

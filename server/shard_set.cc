@@ -66,6 +66,7 @@ ShardSet::LockSet::LockSet(ShardSet& set, std::span<const uint32_t> ids) : set_(
 }
 
 ShardSet::LockSet::~LockSet() {
+  { ReleaseHookGuard hook; }
   for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
 }
 
@@ -79,6 +80,7 @@ ShardSet::AtomicStep::AtomicStep(ShardSet& set, std::vector<uint32_t> ids, Kind 
 
 ShardSet::AtomicStep::~AtomicStep() {
   tls_step_ = nullptr;
+  { ReleaseHookGuard hook; }
   for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) set_.slots_[*it]->mu.unlock();
 }
 

@@ -93,8 +93,22 @@ class ShardSet {
     }
     if (!slot.mu.try_lock()) [[unlikely]] Wait(slot.mu);
     std::lock_guard lock(slot.mu, std::adopt_lock);
+    ReleaseHookGuard hook;  // destroyed first: runs while the shard is still held
     return fn(slot.shard);
   }
+
+  // The append-only log (server/aof.h) must keep writes in the order the shards saw them. A
+  // command that is logged once it has run arms this hook; it runs once, as the calling
+  // thread next lets go of shards it locked (WithShard, RunHolding, an AtomicStep), while it
+  // still holds them.
+  using ReleaseHook = void (*)();
+  static void ArmReleaseHook(ReleaseHook hook) { tls_release_hook_ = hook; }
+  static void DisarmReleaseHook() { tls_release_hook_ = nullptr; }
+  struct ReleaseHookGuard {
+    ~ReleaseHookGuard() {
+      if (tls_release_hook_ != nullptr) [[unlikely]] std::exchange(tls_release_hook_, nullptr)();
+    }
+  };
 
   // Thrown instead of waiting on for a shard that a busy script holds (see Wait). Nothing has
   // been changed when it is thrown.
@@ -263,6 +277,7 @@ class ShardSet {
   };
 
   static inline constinit thread_local AtomicStep* tls_step_ = nullptr;
+  static inline constinit thread_local ReleaseHook tls_release_hook_ = nullptr;
   static inline constinit thread_local const std::atomic<int>* tls_busy_scripts_ = nullptr;
 
   // Locks `mu`, which was busy: spins a little, then polls, giving up when a busy script

@@ -422,6 +422,12 @@ class ServerProcess:
 
     # -- stop
 
+    def kill9(self):
+        """SIGKILL, as a crash: nothing is flushed on the way out."""
+        self.expected_exit = True
+        self.proc.kill()
+        self.proc.wait()
+
     def stop(self):
         """Stops the server (SHUTDOWN, then SIGTERM as a fallback). Raises ServerCrashed if it
         had died on its own or exits with a non-zero code."""
@@ -453,6 +459,7 @@ class ServerProcess:
         if code != 0:
             raise ServerCrashed(f"{self.kind} on port {self.port} exited with code {code} after {how}:\n"
                                 f"{self.log_text()}")
+        self.expected_exit = True  # stopped here: stopping it again (a fixture's) is a no-op
         self._cleanup_log(True)
 
     def kill(self):

@@ -18,8 +18,9 @@ server = single_server(threads=2)
 # lapse's own settings, which Redis does not have.
 LAPSE_ONLY = {"billing", "change-feed-retention", "ru-per-second", "threads", "rdb-lapse-data"}
 # Parameters both have whose start-up values differ by design: the harness's port and bind,
-# and the snapshot directory the harness gives each server.
-DIFFERENT_BY_DESIGN = {"port", "bind", "dir"}
+# the snapshot directory the harness gives each server, and aof-use-rdb-preamble, which can
+# only be no until lapse writes an RDB preamble.
+DIFFERENT_BY_DESIGN = {"port", "bind", "dir", "aof-use-rdb-preamble"}
 
 
 def as_dict(reply):
@@ -70,7 +71,7 @@ def test_several_patterns_name_each_parameter_once(server):
 
 @pytest.mark.lapse_only
 @pytest.mark.parametrize("name, value", [
-    ("tls-replication", "yes"), ("appendfsync", "always"), ("cluster-enabled", "yes"), ("io-threads", "4"),
+    ("tls-replication", "yes"), ("lazyfree-lazy-eviction", "yes"), ("cluster-enabled", "yes"), ("io-threads", "4"),
     ("repl-backlog-size", "1048576"), ("maxmemory-clients", "0"),
 ])
 def test_parameters_lapse_lacks_are_read_only(server, name, value):
