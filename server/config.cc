@@ -392,7 +392,7 @@ const std::vector<Option>& Options() {
              [](const Settings& s) { return s.appendfsync; }},
       BoolOption("aof-load-truncated", true, &Settings::aof_load_truncated),
       FixedOption("aof-use-rdb-preamble", "no",
-                  "lapse writes no RDB yet: the AOF base file is always commands, aof-use-rdb-preamble can only be no"),
+                  "lapse's AOF base file is always commands: aof-use-rdb-preamble can only be no"),
       FixedOption("aof-timestamp-enabled", "no", "lapse does not write AOF timestamp annotations: aof-timestamp-enabled can only be no"),
       IntOption("auto-aof-rewrite-percentage", true, &Settings::auto_aof_rewrite_percentage, 0, INT32_MAX),
       MemOption("auto-aof-rewrite-min-size", &Settings::auto_aof_rewrite_min_size),

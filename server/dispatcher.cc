@@ -476,7 +476,7 @@ awaitable<void> Dispatcher::MakeLogDurable() {
   // Under appendfsync always, as Redis does once per event-loop turn: the thread's other
   // clients whose requests are ready run theirs first, and the first of them back here
   // fsyncs for all (group commit); the others find their writes already durable.
-  if (aof.WantsFsync() && session_.socket != nullptr) {
+  if (aof.WantsFsync() && session_.stream != nullptr) {
     co_await asio::post(server_.shards().context(session_.home), use_awaitable);
   }
   aof.BeforeReply();

@@ -113,7 +113,7 @@ void CmdRestore(ShardCommand& c) {
 void RegisterDumpCommands(CommandTable& table) {
   table.Add({"dump", 2, kReadOnly, 1, 1, 1, CmdDump, "generic",
              "Returns a serialized representation of the value stored at a key."});
-  table.Add({"restore", -4, kWrite | kDenyOom, 1, 1, 1, CmdRestore, "generic",
+  table.Add({"restore", -4, kWrite | kDenyOom | kDangerous, 1, 1, 1, CmdRestore, "generic",
              "Creates a key from the serialized representation of a value."});
 }
 

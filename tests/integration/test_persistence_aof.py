@@ -162,8 +162,8 @@ def test_what_lapse_does_not_implement_is_refused(start_server, tmp_path):
     c = srv.client()
     assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"no"]
     assert c.call("CONFIG", "SET", "aof-use-rdb-preamble", "yes") == E(
-        "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - lapse writes no RDB yet: "
-        "the AOF base file is always commands, aof-use-rdb-preamble can only be no")
+        "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - lapse's AOF base file is "
+        "always commands: aof-use-rdb-preamble can only be no")
     assert c.call("CONFIG", "SET", "aof-timestamp-enabled", "yes") == E(
         "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - lapse does not write AOF "
         "timestamp annotations: aof-timestamp-enabled can only be no")
