@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "engine/rdb_file.h"
+#include "server/persistence.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -105,8 +107,9 @@ std::string AppendOnlyFile::DirPath() const {
 }
 std::string AppendOnlyFile::PathOf(const std::string& name) const { return DirPath() + "/" + name; }
 
-std::string AppendOnlyFile::FileName(int64_t seq, char type) const {
-  return server_.config().Snapshot().appendfilename + "." + std::to_string(seq) + (type == 'b' ? ".base.aof" : ".incr.aof");
+std::string AppendOnlyFile::FileName(int64_t seq, char type, bool rdb) const {
+  const char* suffix = type != 'b' ? ".incr.aof" : rdb ? ".base.rdb" : ".base.aof";
+  return server_.config().Snapshot().appendfilename + "." + std::to_string(seq) + suffix;
 }
 
 // ---- capture ----
@@ -328,17 +331,27 @@ std::optional<std::string> AppendOnlyFile::OpenIncrement(int64_t seq, std::strin
 
 // ---- rewrite ----
 
-bool AppendOnlyFile::SnapshotAndSwitch(std::string* base, int64_t* base_seq, std::string* error) {
+bool AppendOnlyFile::SnapshotAndSwitch(RewriteBase* base, std::string* error) {
   bool ok = false;
+  base->rdb = server_.config().Snapshot().aof_use_rdb_preamble;
   server_.shards().RunHoldingAll([&] {
-    if (!SerializeDataSet(server_, base, error)) return;
+    if (base->rdb) {
+      engine::rdb::StringSink sink;
+      if (!server_.persistence().WriteAofBase(sink)) {
+        *error = "can't serialise the data set as RDB";
+        return;
+      }
+      base->bytes = std::move(sink.data);
+    } else if (!SerializeDataSet(server_, &base->bytes, error)) {
+      return;
+    }
     std::lock_guard io(io_mu_);
     WriteBuffered(true);
     if (auto err = OpenIncrement(incr_seq_ + 1)) {
       *error = *err;
       return;
     }
-    *base_seq = base_seq_ + 1;
+    base->seq = base_seq_ + 1;
     ok = true;
   });
   if (!ok) return false;
@@ -351,11 +364,12 @@ bool AppendOnlyFile::SnapshotAndSwitch(std::string* base, int64_t* base_seq, std
   return true;
 }
 
-void AppendOnlyFile::FinishRewrite(std::string base, int64_t base_seq) {
-  std::string name = FileName(base_seq, 'b');
+void AppendOnlyFile::FinishRewrite(RewriteBase base) {
+  int64_t base_seq = base.seq;
+  std::string name = FileName(base_seq, 'b', base.rdb);
   std::string path = PathOf(name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  bool ok = fd >= 0 && WriteAll(fd, base) && ::fsync(fd) == 0;
+  bool ok = fd >= 0 && WriteAll(fd, base.bytes) && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
   std::string error;
   std::vector<std::string> obsolete;
@@ -372,7 +386,7 @@ void AppendOnlyFile::FinishRewrite(std::string base, int64_t base_seq) {
     std::vector<AofFileEntry> previous = std::exchange(files_, kept);
     if (WriteManifest(&error)) {
       base_seq_ = base_seq;
-      base_size_ = base.size();
+      base_size_ = base.bytes.size();
       incr_closed_ = 0;
     } else {
       files_ = std::move(previous);
@@ -399,19 +413,16 @@ void AppendOnlyFile::FinishRewrite(std::string base, int64_t base_seq) {
 
 std::optional<std::string> AppendOnlyFile::RunRewrite(bool wait) {
   rewrite_started_ms_.store(NowMs());
-  std::string base;
-  int64_t base_seq = 0;
+  RewriteBase base;
   std::string error;
-  if (!SnapshotAndSwitch(&base, &base_seq, &error)) {
+  if (!SnapshotAndSwitch(&base, &error)) {
     spdlog::warn("Background AOF rewrite failed: {}", error);
     last_rewrite_ok_.store(false);
     rewriting_.store(false);
     return error;
   }
   if (rewrite_thread_.joinable()) rewrite_thread_.join();  // the previous one, long finished
-  rewrite_thread_ = std::thread([this, base = std::move(base), base_seq]() mutable {
-    FinishRewrite(std::move(base), base_seq);
-  });
+  rewrite_thread_ = std::thread([this, base = std::move(base)]() mutable { FinishRewrite(std::move(base)); });
   if (wait) rewrite_thread_.join();
   return std::nullopt;
 }

@@ -4,7 +4,10 @@
 // accepts it and Redis 7.0 loads it:
 //
 //   <dir>/<appenddirname>/<appendfilename>.manifest       which files make the log, in order
-//   <dir>/<appenddirname>/<appendfilename>.<seq>.base.aof the data set as commands, at a point
+//   <dir>/<appenddirname>/<appendfilename>.<seq>.base.rdb the data set at a point, as an RDB
+//                                                         file (aof-use-rdb-preamble yes, the
+//                                                         default), or as commands in
+//   <dir>/<appenddirname>/<appendfilename>.<seq>.base.aof (aof-use-rdb-preamble no)
 //   <dir>/<appenddirname>/<appendfilename>.<seq>.incr.aof every write since, in RESP
 //
 // Capture. Every write command that ran without an error is logged by the dispatcher, holding
@@ -118,16 +121,22 @@ class AppendOnlyFile {
   friend class AofLoader;
   std::string DirPath() const;
   std::string PathOf(const std::string& name) const;
-  std::string FileName(int64_t seq, char type) const;
+  std::string FileName(int64_t seq, char type, bool rdb = false) const;
   // The manifest as Redis 7.0 writes it, and writing it crash-safely.
   std::string ManifestText() const;
   bool WriteManifest(std::string* error);
   // Opens incremental file `seq` (named as lapse names it unless `name` says) for appends.
   std::optional<std::string> OpenIncrement(int64_t seq, std::string name = "");
-  // Serialises every shard (held together) into commands, and switches appends to a new
+  // A base file made in memory, written by the rewrite thread.
+  struct RewriteBase {
+    std::string bytes;
+    int64_t seq = 0;
+    bool rdb = false;  // RDB (aof-use-rdb-preamble yes) or commands
+  };
+  // Serialises every shard (held together) into a base, and switches appends to a new
   // incremental file in the same instant.
-  bool SnapshotAndSwitch(std::string* base, int64_t* base_seq, std::string* error);
-  void FinishRewrite(std::string base, int64_t base_seq);
+  bool SnapshotAndSwitch(RewriteBase* base, std::string* error);
+  void FinishRewrite(RewriteBase base);
   // Snapshot now, then the base on a background thread (waited for when `wait`).
   std::optional<std::string> RunRewrite(bool wait);
   // Makes appenddirname and reads its manifest, if any, so that sequence numbers go on.

@@ -10,6 +10,10 @@
 // aof-load-truncated yes the tail (and an unfinished MULTI) is cut off with a warning, with
 // no the server refuses to start. Anything else malformed refuses to start with the file and
 // the offset, never half-loaded in silence. Redis's `#` annotation lines are skipped.
+//
+// A base file that begins with "REDIS" is an RDB file (aof-use-rdb-preamble yes, Redis's
+// default): the snapshot loader reads it into the data set, and the incremental files replay
+// on top of it as usual.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include "protocol/arg_reader.h"
 #include "server/aof.h"
 #include "server/dispatcher.h"
+#include "server/persistence.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -68,6 +73,14 @@ ParseResult ParseCommand(const std::string& data, size_t* pos, LoggedCommand* ou
   }
   *pos = at;
   return ParseResult::kCommand;
+}
+
+// Whether a base file is an RDB file (aof-use-rdb-preamble yes). Redis decides by its
+// first bytes, not by its name; so does lapse, so that a renamed file loads the same.
+bool StartsAsRdb(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[5] = {};
+  return in.read(magic, sizeof magic) && std::memcmp(magic, "REDIS", sizeof magic) == 0;
 }
 
 std::optional<std::string> ReadWhole(const std::string& path, std::string* data) {
@@ -252,7 +265,13 @@ std::optional<std::string> AppendOnlyFile::LoadAndOpen() {
     const AofFileEntry& f = *order[i];
     std::string path = PathOf(f.name);
     if (!std::filesystem::exists(path)) return "The AOF file " + f.name + " named by the manifest doesn't exist";
-    if (auto err = loader.Replay(path, f.name, i + 1 == order.size(), settings.aof_load_truncated, &loaded)) {
+    std::optional<std::string> err;
+    if (f.type == 'b' && StartsAsRdb(path)) {
+      err = server_.persistence().LoadFile(path);
+    } else {
+      err = loader.Replay(path, f.name, i + 1 == order.size(), settings.aof_load_truncated, &loaded);
+    }
+    if (err) {
       loading_.store(false);
       return err;
     }

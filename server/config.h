@@ -111,6 +111,7 @@ struct Settings {
   std::string appenddirname = "appendonlydir";
   std::string appendfsync = "everysec";  // always | everysec | no
   bool aof_load_truncated = true;
+  bool aof_use_rdb_preamble = true;  // the AOF base as an RDB file (Redis's default)
   int64_t auto_aof_rewrite_percentage = 100;
   int64_t auto_aof_rewrite_min_size = 64ll * 1024 * 1024;
   bool no_appendfsync_on_rewrite = false;

@@ -216,8 +216,10 @@ void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
   saves_.fetch_add(1);
 }
 
-bool Persistence::WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base) {
-  return Serialise(sink, server_.config().Snapshot(), true, aof_base);
+bool Persistence::WriteAofBase(engine::rdb::Sink& sink) {
+  Settings s = server_.config().Snapshot();
+  s.rdb_lapse_data = true;
+  return Serialise(sink, s, false, true);
 }
 
 bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced, bool aof_base) {
@@ -371,6 +373,10 @@ std::optional<std::string> Persistence::LoadAtStartup() {
   std::string path = SnapshotPath(s);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  return LoadFile(path);
+}
+
+std::optional<std::string> Persistence::LoadFile(const std::string& path) {
   loading_.store(true);
   ShardTarget target(server_.shards(), server_.containers(), static_cast<size_t>(server_.settings().databases));
   engine::rdb::LoadStats stats;

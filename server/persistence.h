@@ -72,14 +72,18 @@ class Persistence {
   bool StartBackgroundSave();
   bool background_save_running() const { return bgsave_running_.load(); }
 
-  // The whole dataset as an RDB stream into `sink`, shard by shard in slices as BGSAVE
-  // writes it, with the live rdbcompression / rdbchecksum / rdb-lapse-data settings; for
-  // other writers of RDB (an AOF base file sets `aof_base`). False when the sink failed.
-  bool WriteSnapshotTo(engine::rdb::Sink& sink, bool aof_base);
+  // An AOF base file (aof-use-rdb-preamble yes): the whole dataset as an RDB stream into
+  // `sink`, with the aof-base AUX field set. The caller holds every shard, so it is one point
+  // in time. Containers and items are always in it (rdb-lapse-data is for exports): the log
+  // must restore them. False when the sink failed.
+  bool WriteAofBase(engine::rdb::Sink& sink);
 
   // Loads `dir`/`dbfilename` if it exists (start-up: no client is served yet). An error
   // naming the file and the offset when it is truncated or corrupt.
   std::optional<std::string> LoadAtStartup();
+  // Loads the RDB file at `path` into the data set (start-up: an AOF base file). An error
+  // naming the file and the offset when it is truncated or corrupt.
+  std::optional<std::string> LoadFile(const std::string& path);
   // DEBUG RELOAD: SAVE, empty every database, load the file back, holding every shard.
   std::optional<std::string> DebugReload();
 

@@ -160,15 +160,29 @@ def test_aof_settings_and_their_errors(start_server, tmp_path):
 def test_what_lapse_does_not_implement_is_refused(start_server, tmp_path):
     srv = up(start_server, options=aof_options(tmp_path))
     c = srv.client()
-    assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"no"]
-    assert c.call("CONFIG", "SET", "aof-use-rdb-preamble", "yes") == E(
-        "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - lapse's AOF base file is "
-        "always commands: aof-use-rdb-preamble can only be no")
     assert c.call("CONFIG", "SET", "aof-timestamp-enabled", "yes") == E(
         "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - lapse does not write AOF "
         "timestamp annotations: aof-timestamp-enabled can only be no")
-    assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"no"]
+    assert c.call("CONFIG", "GET", "aof-timestamp-enabled") == [b"aof-timestamp-enabled", b"no"]
     c.close()
+
+
+def test_aof_use_rdb_preamble_is_yes_by_default_and_settable(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path))
+    c = srv.client()
+    assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"yes"]
+    assert c.call("CONFIG", "SET", "aof-use-rdb-preamble", "maybe") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - argument must be 'yes' or 'no'")
+    assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"yes"]
+    assert c.call("CONFIG", "SET", "aof-use-rdb-preamble", "no") == "OK"
+    assert c.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"no"]
+    # The next rewrite follows the live setting: its base is commands.
+    assert c.call("BGREWRITEAOF") == "Background append only file rewriting started"
+    c.close()
+    wait_rewrite_done(srv)
+    srv.stop()
+    manifest = (tmp_path / "appendonlydir" / MANIFEST).read_text()
+    assert "file appendonly.aof.2.base.aof seq 2 type b\n" in manifest
 
 
 def test_info_persistence_aof_fields(start_server, tmp_path):
@@ -197,6 +211,51 @@ def test_layout_is_redis_70_multi_part(start_server, tmp_path):
         "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
     incr = (folder / "appendonly.aof.1.incr.aof").read_bytes()
     assert incr == b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+
+
+def test_layout_with_an_rdb_preamble(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path))
+    client(srv).set("k", "v")
+    srv.stop()
+    folder = tmp_path / "appendonlydir"
+    assert (folder / MANIFEST).read_text() == (
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    base = (folder / "appendonly.aof.1.base.rdb").read_bytes()
+    assert base.startswith(b"REDIS0010")
+    # The aof-base AUX field (opcode 0xFA, two length-prefixed strings) says what the file is.
+    assert b"\xfa\x08aof-base\xc0\x01" in base
+    assert (folder / "appendonly.aof.1.incr.aof").read_bytes() == (
+        b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+
+
+def test_restart_with_an_rdb_preamble_keeps_every_type_and_deadline(start_server, tmp_path):
+    options = aof_options(tmp_path)
+    srv = up(start_server, options=options)
+    c = client(srv)
+    fill_every_type(c)
+    assert c.bgrewriteaof() in (True, b"Background append only file rewriting started")
+    wait_rewrite_done(srv)
+    c.rpush("list", "after-rewrite")
+    c.set("late", "v", ex=500)
+    before = state(srv)
+    srv.stop()
+    assert (tmp_path / "appendonlydir" / "appendonly.aof.2.base.rdb").exists()
+    again = up(start_server, options=options)
+    assert state(again) == before
+
+
+def test_redis_check_aof_accepts_an_rdb_base(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path))
+    fill_every_type(client(srv))
+    assert client(srv).bgrewriteaof() in (True, b"Background append only file rewriting started")
+    wait_rewrite_done(srv)
+    client(srv).set("after-rewrite", "1")
+    srv.stop()
+    assert (tmp_path / "appendonlydir" / "appendonly.aof.2.base.rdb").exists()
+    check = subprocess.run(["redis-check-aof", str(tmp_path / "appendonlydir" / MANIFEST)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "All AOF files and manifest are valid" in check.stdout
 
 
 def test_restart_keeps_every_type_and_deadline(start_server, tmp_path):
@@ -256,6 +315,37 @@ def test_redis_loads_lapses_log(start_server, tmp_path):
     srv.stop()
     redis_srv = up(start_server, kind="redis", options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
     assert state(redis_srv) == before
+
+
+@pytest.mark.lapse_only
+def test_redis_loads_lapses_log_with_an_rdb_base(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path))
+    c = client(srv)
+    fill_every_type(c)
+    c.bgrewriteaof()
+    wait_rewrite_done(srv)
+    c.set("after-rewrite", "1")
+    before = state(srv)
+    srv.stop()
+    assert (tmp_path / "appendonlydir" / "appendonly.aof.2.base.rdb").exists()
+    redis_srv = up(start_server, kind="redis", options=aof_options(tmp_path))
+    assert state(redis_srv) == before
+
+
+@pytest.mark.lapse_only
+def test_lapse_loads_redis_default_log_with_an_rdb_base(start_server, tmp_path):
+    redis_srv = up(start_server, kind="redis", options=aof_options(tmp_path))
+    c = client(redis_srv)
+    fill_every_type(c)
+    c.bgrewriteaof()
+    wait_rewrite_done(redis_srv)
+    c.rpush("list", "after-rewrite")
+    c.set("late", "v", ex=500)
+    before = state(redis_srv)
+    redis_srv.stop()
+    assert (tmp_path / "appendonlydir" / "appendonly.aof.2.base.rdb").read_bytes().startswith(b"REDIS")
+    srv = up(start_server, options=aof_options(tmp_path))
+    assert state(srv) == before
 
 
 @pytest.mark.lapse_only
@@ -447,9 +537,10 @@ def items_state(c) -> dict:
 
 
 @pytest.mark.lapse_only
+@pytest.mark.parametrize("preamble", ["yes", "no"], ids=["rdb-base", "command-base"])
 @pytest.mark.parametrize("rewrite", [False, True], ids=["log", "rewritten"])
-def test_restart_keeps_containers_and_items_with_ts_etag_and_ttl(start_server, tmp_path, rewrite):
-    options = aof_options(tmp_path)
+def test_restart_keeps_containers_and_items_with_ts_etag_and_ttl(start_server, tmp_path, rewrite, preamble):
+    options = aof_options(tmp_path, **{"aof-use-rdb-preamble": preamble})
     srv = up(start_server, options=options)
     c = srv.client()
     assert c.call("CSETTTL", "users", "1000") == "OK"
