@@ -128,15 +128,15 @@ def test_databases_option(start_server):
 
 @pytest.mark.lapse_only
 def test_persistence_settings_lapse_lacks_are_refused_not_answered_ok(raw, start_server):
-    # lapse's AOF base file is always commands: asking for an RDB preamble is an error, never
-    # an OK that changes nothing; the value lapse has is accepted, and CONFIG GET is unchanged.
-    assert raw.call("CONFIG", "SET", "aof-use-rdb-preamble", "yes") == E(
-        "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - "
-        "lapse's AOF base file is always commands: aof-use-rdb-preamble can only be no")
-    assert raw.call("CONFIG", "GET", "aof-use-rdb-preamble") == [b"aof-use-rdb-preamble", b"no"]
-    assert raw.call("CONFIG", "SET", "aof-use-rdb-preamble", "no") == "OK"
+    # lapse writes no AOF timestamp annotations: asking for them is an error, never an OK that
+    # changes nothing; the value lapse has is accepted, and CONFIG GET is unchanged.
+    assert raw.call("CONFIG", "SET", "aof-timestamp-enabled", "yes") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - "
+        "lapse does not write AOF timestamp annotations: aof-timestamp-enabled can only be no")
+    assert raw.call("CONFIG", "GET", "aof-timestamp-enabled") == [b"aof-timestamp-enabled", b"no"]
+    assert raw.call("CONFIG", "SET", "aof-timestamp-enabled", "no") == "OK"
     with pytest.raises(Exception):
-        start_server(options={"aof-use-rdb-preamble": "yes"})
+        start_server(options={"aof-timestamp-enabled": "yes"})
 
 
 def test_config_get(server, r, raw):

@@ -18,9 +18,8 @@ server = single_server(threads=2)
 # lapse's own settings, which Redis does not have.
 LAPSE_ONLY = {"billing", "change-feed-retention", "ru-per-second", "threads", "rdb-lapse-data"}
 # Parameters both have whose start-up values differ by design: the harness's port and bind,
-# the snapshot directory the harness gives each server, and aof-use-rdb-preamble, which can
-# only be no until lapse writes an RDB preamble.
-DIFFERENT_BY_DESIGN = {"port", "bind", "dir", "aof-use-rdb-preamble"}
+# and the snapshot directory the harness gives each server.
+DIFFERENT_BY_DESIGN = {"port", "bind", "dir"}
 
 
 def as_dict(reply):
