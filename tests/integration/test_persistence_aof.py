@@ -521,6 +521,22 @@ def test_a_corrupt_file_refuses_to_start_naming_file_and_offset(start_server, tm
     assert f"Bad file format reading the append only file appendonly.aof.1.incr.aof at offset {at}" in log
 
 
+@pytest.mark.lapse_only
+def test_a_truncated_rdb_base_refuses_to_start_naming_the_file(start_server, tmp_path):
+    options = aof_options(tmp_path)
+    srv = up(start_server, options=options)
+    client(srv).set("a", "1")
+    client(srv).bgrewriteaof()
+    wait_rewrite_done(srv)
+    srv.stop()
+    base = tmp_path / "appendonlydir" / "appendonly.aof.2.base.rdb"
+    data = base.read_bytes()
+    base.write_bytes(data[:len(data) - 12])
+    log = start_fails(options)
+    assert "appendonly.aof.2.base.rdb" in log
+    assert "offset" in log
+
+
 # ---- containers and items ----
 
 
