@@ -396,8 +396,9 @@ def test_bgrewriteaof_compacts_and_keeps_state(start_server, tmp_path):
     assert state(up(start_server, options=options)) == before
 
 
-def test_turning_appendonly_on_writes_the_data_set_first(start_server, tmp_path):
-    srv = up(start_server, options={"dir": str(tmp_path), "aof-use-rdb-preamble": "no"})
+@pytest.mark.parametrize("preamble, base", [("yes", "base.rdb"), ("no", "base.aof")])
+def test_turning_appendonly_on_writes_the_data_set_first(start_server, tmp_path, preamble, base):
+    srv = up(start_server, options={"dir": str(tmp_path), "aof-use-rdb-preamble": preamble})
     c = client(srv)
     fill_every_type(c)
     assert c.config_set("appendonly", "yes")
@@ -405,7 +406,8 @@ def test_turning_appendonly_on_writes_the_data_set_first(start_server, tmp_path)
     c.set("after", "1")
     before = state(srv)
     srv.stop()
-    assert state(up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))) == before
+    assert (tmp_path / "appendonlydir" / f"appendonly.aof.1.{base}").exists()
+    assert state(up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": preamble}))) == before
 
 
 @pytest.mark.lapse_only
