@@ -60,6 +60,7 @@ CommandTable BuildCommandTable() {
   RegisterConnectionCommands(table);
   RegisterCommandCommand(table);
   RegisterServerCommands(table);
+  RegisterInfoCommand(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);
