@@ -61,6 +61,7 @@ CommandTable BuildCommandTable() {
   RegisterCommandCommand(table);
   RegisterServerCommands(table);
   RegisterInfoCommand(table);
+  RegisterDebugCommand(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);

@@ -22,6 +22,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/key_util.h"
 #include "server/memory.h"
 #include "server/memory_report.h"
 #include "server/server.h"
@@ -130,9 +131,6 @@ uint64_t TotalSystemMemory() {
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
   return pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
 }
-
-// Redis's LRU clock: seconds, kept to 24 bits (LRU_CLOCK_MAX), at a 1000 ms resolution.
-uint64_t LruClock(int64_t now_ms) { return static_cast<uint64_t>(now_ms / 1000) & ((uint64_t{1} << 24) - 1); }
 
 void AppendServer(ConnCommand& c, int64_t now, std::string& out) {
   const ProcessFacts& facts = ProcessFacts::Get();

@@ -1,5 +1,5 @@
-// Server family: administration (CONFIG, TIME, SHUTDOWN, DEBUG, SLOWLOG, ROLE, WAIT,
-// LOLWUT). INFO has its own file, server/info_command.cc.
+// Server family: administration (CONFIG, TIME, SHUTDOWN, SLOWLOG, ROLE, WAIT, LOLWUT).
+// INFO and DEBUG have their own files, server/info_command.cc and server/debug_command.cc.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,7 +90,7 @@ awaitable<void> CmdConfigOrResetStat(ConnCommand& c) {
   c.reply.Ok();
 }
 
-// ---- TIME, SHUTDOWN, DEBUG ----
+// ---- TIME, SHUTDOWN ----
 
 void CmdTime(ConnCommand& c) {
   int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -146,48 +146,6 @@ void CmdShutdown(ConnCommand& c) {
   c.server.RequestShutdown();
 }
 
-void CmdDebug(ConnCommand& c) {
-  std::string_view sub = c.args[1];
-  if (EqualsIgnoreCase(sub, "ADVANCE") && c.args.size() == 3) {
-    int64_t ms = 0;
-    if (!protocol::ParseInt64(c.args[2], &ms) || ms < 0) return c.reply.Error(errors::kNotInteger);
-    c.server.clock().Advance(ms);
-    return c.reply.Ok();
-  }
-  if (EqualsIgnoreCase(sub, "SET-ACTIVE-EXPIRE") && c.args.size() == 3) {
-    int64_t on = 0;
-    if (!protocol::ParseInt64(c.args[2], &on) || (on != 0 && on != 1)) return c.reply.Error(errors::kNotInteger);
-    c.server.shards().set_active_expire(on == 1);
-    return c.reply.Ok();
-  }
-  if (EqualsIgnoreCase(sub, "FREEZE-CLOCK") && c.args.size() == 3) {
-    int64_t on = 0;
-    if (!protocol::ParseInt64(c.args[2], &on) || (on != 0 && on != 1)) return c.reply.Error(errors::kNotInteger);
-    c.server.clock().SetFrozen(on == 1);
-    return c.reply.Ok();
-  }
-  if (EqualsIgnoreCase(sub, "SLEEP") && c.args.size() == 3) {
-    // As Redis reads it (strtod of the leading number): text that is no number sleeps 0 s.
-    std::string text(protocol::AsCString(c.args[2]));
-    double seconds = std::strtod(text.c_str(), nullptr);
-    if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    return c.reply.Ok();
-  }
-  if (EqualsIgnoreCase(sub, "RELOAD") && c.args.size() == 2) {
-    if (auto err = c.server.persistence().DebugReload()) return c.reply.Error(*err);
-    return c.reply.Ok();
-  }
-  if (EqualsIgnoreCase(sub, "HELP")) {
-    ReplyHelp(c.reply, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                                  "ADVANCE <milliseconds>", "    Move the server clock forward.",
-                                  "FREEZE-CLOCK <0|1>", "    Stop the server clock (ADVANCE still moves it) or let it run again.",
-                                  "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
-                                  "SLEEP <seconds>", "    Stop the serving thread for <seconds>.",
-                                  "RELOAD", "    Save the RDB on disk, empty the dataset and load it back."});
-    return;
-  }
-  c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
-}
 
 // ---- SLOWLOG ----
 
@@ -293,7 +251,6 @@ void RegisterServerCommands(CommandTable& table) {
             {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
   table.Add({"shutdown", -1, kAdmin | kNoScript, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
-  table.Add({"debug", -2, kAdmin | kProtected | kNoScript, 0, 0, 0, CmdDebug, "server", "Debugging commands: ADVANCE, FREEZE-CLOCK, SET-ACTIVE-EXPIRE, SLEEP."});
   table.Add({"slowlog", -2, 0, 0, 0, 0, CmdSlowlog, "server", "A container for slow log commands"},
             {{"get", -2}, {"help", 2}, {"len", 2}, {"reset", 2}});
   table.Add({"role", 1, kFast | kDangerous | kNoScript, 0, 0, 0, CmdRole, "server",
