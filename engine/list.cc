@@ -377,6 +377,16 @@ size_t ElementBytes(const Entry* e) {
   return bytes;
 }
 
+NodeFigures Nodes(const Entry* e) {
+  if (!IsTable(e)) return {1, InlineElements(e).size()};
+  NodeFigures f;
+  for (const Node& node : ListOf(e).nodes) {
+    ++f.nodes;
+    f.packed_bytes += node.bytes.size();
+  }
+  return f;
+}
+
 void DestroyTable(const Entry* e) { delete &ListOf(e); }
 
 size_t TableBytes(const Entry* e) {

@@ -64,6 +64,11 @@ void ForEachReverse(const Entry* e, const std::function<bool(std::string_view)>&
 void ForEach(const Entry* e, const std::function<void(std::string_view)>& fn);
 // Bytes of all elements (request units).
 size_t ElementBytes(const Entry* e);
+// The list's nodes (an inline list is one) and their packed bytes: DEBUG OBJECT's ql_ fields.
+struct NodeFigures {
+  size_t nodes = 0, packed_bytes = 0;
+};
+NodeFigures Nodes(const Entry* e);
 
 // The big layout's hooks (engine/collection.cc); `e` owns its table.
 void DestroyTable(const Entry* e);

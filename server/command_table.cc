@@ -60,6 +60,8 @@ CommandTable BuildCommandTable() {
   RegisterConnectionCommands(table);
   RegisterCommandCommand(table);
   RegisterServerCommands(table);
+  RegisterInfoCommand(table);
+  RegisterDebugCommand(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);

@@ -216,6 +216,8 @@ void NotifyKeyspace(const ConnCommand& c, uint32_t event_class, std::string_view
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterCommandCommand(CommandTable& table);  // COMMAND (command_command.cc)
 void RegisterServerCommands(CommandTable& table);
+void RegisterInfoCommand(CommandTable& table);   // INFO (info_command.cc)
+void RegisterDebugCommand(CommandTable& table);  // DEBUG (debug_command.cc)
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);

@@ -28,7 +28,8 @@ struct Option {
 };
 
 
-// Redis's memtoll: an integer with an optional k/kb/m/mb/g/gb unit (case-insensitive).
+}  // namespace
+
 std::optional<int64_t> ParseMemory(std::string_view v) {
   std::string s = protocol::AsciiLower(v);
   int64_t mul = 1;
@@ -51,6 +52,8 @@ std::optional<int64_t> ParseMemory(std::string_view v) {
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || n < 0) return std::nullopt;
   return n * mul;
 }
+
+namespace {
 
 std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t n = 0;

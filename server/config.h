@@ -20,6 +20,10 @@ namespace lapse::server {
 
 // client-output-buffer-limit for one class of client: disconnect when the pending output
 // exceeds `hard` bytes, or stays above `soft` bytes for more than `soft_seconds`. 0: none.
+// Redis's memtoll: an integer with an optional k/kb/m/mb/g/gb unit (case-insensitive);
+// nullopt when malformed or negative.
+std::optional<int64_t> ParseMemory(std::string_view v);
+
 struct OutputBufferLimit {
   int64_t hard = 0;
   int64_t soft = 0;

@@ -338,9 +338,11 @@ bool LooksLikeInteger(std::string_view v) {
   return v.size() <= 20 && protocol::ParseInt64(v, &n);
 }
 
+}  // namespace
+
 // Redis's encoding of a string: int when SET-style storage could read it as a 64-bit integer,
 // else embstr up to 44 bytes (one allocation with the object header), else raw.
-const char* EncodingName(const Entry& e) {
+const char* ObjectEncodingName(const Entry& e) {
   if (e.type() != ValueType::kString) return engine::EncodingName(&e);
   std::string_view v = e.value();
   switch (e.string_encoding()) {
@@ -354,6 +356,10 @@ const char* EncodingName(const Entry& e) {
   }
   return v.size() <= 44 ? "embstr" : "raw";
 }
+
+namespace {
+
+const char* EncodingName(const Entry& e) { return ObjectEncodingName(e); }
 
 void ObjectHelp(ShardCommand& c) {
   ReplyHelp(c.reply, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -70,6 +70,13 @@ inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wr
 }
 
 // A fast per-thread pseudo-random sequence (SPOP, HRANDFIELD, ...), seeded once per thread.
+// Redis's LRU clock (INFO lru_clock, DEBUG OBJECT's lru): seconds, kept to 24 bits.
+inline constexpr uint64_t kLruClockMax = (uint64_t{1} << 24) - 1;
+inline uint64_t LruClock(int64_t now_ms) { return static_cast<uint64_t>(now_ms / 1000) & kLruClockMax; }
+
+// OBJECT ENCODING's name for the value (DEBUG OBJECT shows it too).
+const char* ObjectEncodingName(const engine::Entry& e);
+
 inline uint64_t NextRandom() {
   thread_local uint64_t state = std::random_device{}() * 0x9E3779B97F4A7C15ull + 1;
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);

@@ -97,3 +97,95 @@ def test_debug_sleep_reads_its_amount_as_redis_does(raw, amount):
 def test_debug_unknown_subcommand_or_arity(raw, args):
     assert raw.call("DEBUG", *args) == E(
         f"ERR unknown subcommand or wrong number of arguments for '{args[0]}'. Try DEBUG HELP.")
+
+
+# ---- OBJECT, ERROR, QUICKLIST-PACKED-THRESHOLD (Redis 7.0's replies) ----
+
+OBJECT_LINE = (r"Value at:0x[0-9a-f]+ refcount:1 encoding:(?P<encoding>[a-z]+) serializedlength:(?P<length>\d+) "
+               r"lru:\d+ lru_seconds_idle:(?P<idle>\d+)")
+LIST_FIELDS = r" ql_nodes:\d+ ql_avg_node:\d+\.\d\d ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:\d+"
+
+
+@pytest.mark.parametrize("setup, encoding, length", [
+    (("SET", "k", "hello"), "embstr", 6),
+    (("SET", "k", "12345"), "int", 3),
+    (("SET", "k", "x" * 100), "raw", None),  # LZF-compressed: lapse's compressor gives 9 bytes, Redis's 13
+    (("HSET", "k", "f", "v"), "listpack", 14),
+    (("SADD", "k", "1", "2"), "intset", 13),
+    (("ZADD", "k", "1", "a"), "listpack", 13),
+])
+def test_debug_object_line(raw, setup, encoding, length):
+    import re
+    raw.call(*setup)
+    line = raw.call("DEBUG", "OBJECT", "k")
+    m = re.fullmatch(OBJECT_LINE, line)
+    assert m, line
+    assert m["encoding"] == encoding == raw.call("OBJECT", "ENCODING", "k").decode()
+    if length is not None:
+        assert int(m["length"]) == length  # lengths Redis 7.0.15 gives for these values
+    assert m["idle"] == "0"
+
+
+def test_debug_object_list_has_quicklist_fields(raw):
+    import re
+    raw.call("RPUSH", "l", "a", "b", "c")
+    line = raw.call("DEBUG", "OBJECT", "l")
+    m = re.fullmatch(OBJECT_LINE + LIST_FIELDS, line)
+    assert m, line
+    assert m["encoding"] == "quicklist"
+    assert " ql_nodes:1 ql_avg_node:3.00 " in line
+
+
+def test_debug_object_does_not_touch_the_key(raw):
+    raw.call("SET", "k", "v")
+    raw.call("DEBUG", "OBJECT", "k")
+    assert raw.call("OBJECT", "IDLETIME", "k") == 0
+
+
+def test_debug_object_missing_key(raw):
+    assert raw.call("DEBUG", "OBJECT", "nokey") == E("ERR no such key")
+
+
+@pytest.mark.parametrize("args", [("DEBUG", "OBJECT"), ("DEBUG", "OBJECT", "a", "b"), ("DEBUG", "ERROR"),
+                                  ("DEBUG", "QUICKLIST-PACKED-THRESHOLD")])
+def test_debug_new_subcommands_arity(raw, args):
+    sub = args[1]
+    assert raw.call(*args) == E(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. Try DEBUG HELP.")
+
+
+@pytest.mark.parametrize("message, reply", [
+    ("foo bar", b"-foo bar\r\n"),
+    ("-WRONG x", b"--WRONG x\r\n"),  # Redis 7.0 puts its '-' before any message
+    ("", b"-\r\n"),
+    ("a\r\nb", b"-a  b\r\n"),
+])
+def test_debug_error_replies_the_message(raw, message, reply):
+    assert raw.call_raw("DEBUG", "ERROR", message) == reply
+    assert raw.call("PING") == "PONG"
+
+
+@pytest.mark.parametrize("size", ["0", "1", "2", "100", "1kb", "1k", "1gb", "4095mb"])
+def test_debug_quicklist_packed_threshold_accepts(raw, size):
+    assert raw.call_raw("DEBUG", "QUICKLIST-PACKED-THRESHOLD", size) == b"+OK\r\n"
+
+
+@pytest.mark.parametrize("size", ["4gb", "5gb", "abc", "-1", "1.5"])
+def test_debug_quicklist_packed_threshold_refuses(raw, size):
+    assert raw.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", size) == E(
+        "ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+
+
+def test_big_list_elements_after_packed_threshold(raw):
+    """What Redis's threshold is for: elements past it stay whole and in order."""
+    assert raw.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100") == "OK"
+    big = [c * 1000 for c in "abc"]
+    raw.call("RPUSH", "l", "small", *big, "tail")
+    assert raw.call("LRANGE", "l", "0", "-1") == [b"small", *(b.encode() for b in big), b"tail"]
+    assert raw.call("LINDEX", "l", "2") == big[1].encode()
+    assert raw.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0") == "OK"
+
+
+def test_debug_help_lists_the_shared_subcommands(raw):
+    lines = raw.call("DEBUG", "HELP")
+    names = {line.split()[0] for line in lines[1:] if not line.startswith(" ")}
+    assert {"ERROR", "OBJECT", "QUICKLIST-PACKED-THRESHOLD", "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP"} <= names

@@ -1,0 +1,172 @@
+// File: server/debug_command.cc
+//
+// DEBUG (behind enable-debug-command): lapse's test hooks (ADVANCE, FREEZE-CLOCK,
+// SET-ACTIVE-EXPIRE, SLEEP, RELOAD) and the subcommands client test suites use, with Redis
+// 7.0's replies and errors:
+//   - OBJECT key: Redis's one line. encoding is OBJECT ENCODING's; serializedlength is the
+//     length of the value's RDB encoding (what DUMP writes, less its type byte), so it can
+//     differ from Redis's where the two encode a value differently; lru and lru_seconds_idle
+//     come from the key's access stamp; refcount is always 1 (lapse shares no values).
+//     For a list the ql_ fields describe lapse's own nodes (engine/list.h): their number,
+//     elements per node, list-max-listpack-size, no compression (lapse never compresses
+//     nodes), and the nodes' packed bytes.
+//   - ERROR msg: the error msg, as given (Redis puts a '-' before it, whatever it is).
+//   - QUICKLIST-PACKED-THRESHOLD size: Redis's check of the size, then OK. Redis stores an
+//     element past the threshold in a plain node of its own rather than in a listpack;
+//     lapse's nodes (engine/list.h) are byte strings with no size cap, and a node always
+//     takes an element however large, so there is no second representation to switch to and
+//     no threshold to keep: lists behave the same for any size.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "engine/list.h"
+#include "engine/rdb_value.h"
+#include "engine/shard.h"
+#include "protocol/arg_reader.h"
+#include "protocol/errors.h"
+#include "protocol/reply_writer.h"
+#include "server/client_session.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "server/help_reply.h"
+#include "server/key_util.h"
+#include "server/server.h"
+
+namespace lapse::server {
+
+namespace errors = protocol::errors;
+using protocol::EqualsIgnoreCase;
+
+namespace {
+
+// Redis's quicklistisSetPackedThreshold bound: below 4 GB less 1 MB.
+constexpr uint64_t kPackedThresholdLimit = (uint64_t{1} << 32) - (uint64_t{1} << 20);
+
+std::string ListFields(const engine::Entry& e, const Settings& s) {
+  engine::list::NodeFigures nodes = engine::list::Nodes(&e);
+  size_t count = engine::list::Size(&e);
+  char buf[160];
+  snprintf(buf, sizeof buf, " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:0 ql_uncompressed_size:%zu",
+           nodes.nodes, nodes.nodes ? static_cast<double>(count) / static_cast<double>(nodes.nodes) : 0.0,
+           static_cast<int>(s.list_max_listpack_size), nodes.packed_bytes);
+  return buf;
+}
+
+std::string ObjectLine(ConnCommand& c, const engine::Entry& e, int64_t now) {
+  std::string rdb;
+  engine::rdb::AppendValue(rdb, &e, c.server.persistence().compression());
+  uint64_t idle_s = engine::IdleMs(&e, now) / 1000;
+  char buf[256];
+  snprintf(buf, sizeof buf, "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%llu lru_seconds_idle:%llu",
+           static_cast<const void*>(&e), ObjectEncodingName(e), rdb.empty() ? size_t{0} : rdb.size() - 1,
+           static_cast<unsigned long long>((LruClock(now) - idle_s) & kLruClockMax),
+           static_cast<unsigned long long>(idle_s));
+  std::string line = buf;
+  if (e.type() == engine::ValueType::kList) line += ListFields(e, c.server.config().Snapshot());
+  return line;
+}
+
+// Looks the key up without touching it (Redis's dictFind): its idle time stays what it was.
+void DebugObject(ConnCommand& c, std::string_view key) {
+  std::string line;
+  int64_t now = c.server.clock().NowMs();
+  ShardSet& shards = c.server.shards();
+  shards.WithShard(shards.ShardFor(key), [&](engine::Shard& shard) {
+    engine::Entry* e = shard.db(c.session.db).Find(key, now);
+    if (e != nullptr) line = ObjectLine(c, *e, now);
+  });
+  if (line.empty()) return c.reply.Error("ERR no such key");
+  c.reply.SimpleString(line);
+}
+
+void DebugPackedThreshold(ConnCommand& c, std::string_view size) {
+  std::optional<int64_t> bytes = ParseMemory(size);
+  if (!bytes || static_cast<uint64_t>(*bytes) > kPackedThresholdLimit)
+    return c.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+  c.reply.Ok();
+}
+
+// Redis sends the message after a '-' as it is, but a line break would end the reply early:
+// like Redis, those become spaces.
+void DebugError(ConnCommand& c, std::string_view message) {
+  std::string text(message);
+  for (char& ch : text) {
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  }
+  c.reply.Error(text);
+}
+
+void DebugHelp(ConnCommand& c) {
+  ReplyHelp(c.reply,
+            {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+             "ADVANCE <milliseconds>", "    Move the server clock forward.",
+             "ERROR <string>",
+             "    Return a Redis protocol error with <string> as message. Useful for clients",
+             "    unit tests to simulate Redis errors.",
+             "FREEZE-CLOCK <0|1>", "    Stop the server clock (ADVANCE still moves it) or let it run again.",
+             "OBJECT <key>", "    Show low level info about `key` and associated value.",
+             "QUICKLIST-PACKED-THRESHOLD <size>",
+             "    Accepted as Redis checks it; changes nothing: lapse's list nodes take elements",
+             "    of any size alike.",
+             "RELOAD", "    Save the RDB on disk, empty the dataset and load it back.",
+             "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
+             "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
+}
+
+// The subcommands that set a 0|1 switch: SET-ACTIVE-EXPIRE, FREEZE-CLOCK.
+bool ParseSwitch(ConnCommand& c, bool* on) {
+  int64_t n = 0;
+  if (!protocol::ParseInt64(c.args[2], &n) || (n != 0 && n != 1)) return c.reply.Error(errors::kNotInteger), false;
+  *on = n == 1;
+  return true;
+}
+
+void CmdDebug(ConnCommand& c) {
+  std::string_view sub = c.args[1];
+  bool three = c.args.size() == 3;
+  bool on = false;
+  if (EqualsIgnoreCase(sub, "ADVANCE") && three) {
+    int64_t ms = 0;
+    if (!protocol::ParseInt64(c.args[2], &ms) || ms < 0) return c.reply.Error(errors::kNotInteger);
+    c.server.clock().Advance(ms);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "SET-ACTIVE-EXPIRE") && three) {
+    if (!ParseSwitch(c, &on)) return;
+    c.server.shards().set_active_expire(on);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "FREEZE-CLOCK") && three) {
+    if (!ParseSwitch(c, &on)) return;
+    c.server.clock().SetFrozen(on);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "SLEEP") && three) {
+    // As Redis reads it (strtod of the leading number): text that is no number sleeps 0 s.
+    std::string text(protocol::AsCString(c.args[2]));
+    double seconds = std::strtod(text.c_str(), nullptr);
+    if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "RELOAD") && c.args.size() == 2) {
+    if (auto err = c.server.persistence().DebugReload()) return c.reply.Error(*err);
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(sub, "OBJECT") && three) return DebugObject(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "ERROR") && three) return DebugError(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "QUICKLIST-PACKED-THRESHOLD") && three) return DebugPackedThreshold(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "HELP")) return DebugHelp(c);
+  c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
+}
+
+}  // namespace
+
+void RegisterDebugCommand(CommandTable& table) {
+  table.Add({"debug", -2, kAdmin | kProtected | kNoScript, 0, 0, 0, CmdDebug, "server",
+             "Debugging commands: ADVANCE, ERROR, FREEZE-CLOCK, OBJECT, QUICKLIST-PACKED-THRESHOLD, RELOAD, "
+             "SET-ACTIVE-EXPIRE, SLEEP."});
+}
+
+}  // namespace lapse::server
