@@ -550,7 +550,7 @@ void CmdXInfo(ShardCommand& c) {
 }  // namespace
 
 void RegisterStreamCommands(CommandTable& table) {
-  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kM = kDenyOom, kB = kBlocking;
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast, kM = kDenyOom;
   const char* g = "stream";
   table.Add({"xadd", -5, kW | kM | kF, 1, 1, 1, CmdXAdd, g, "Appends a new message to a stream. Creates the key if it doesn't exist."});
   table.Add({"xlen", 2, kR | kF, 1, 1, 1, CmdXLen, g, "Return the number of messages in a stream."});

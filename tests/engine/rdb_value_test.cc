@@ -90,7 +90,9 @@ TEST(RdbValueTest, LzfRoundTripsRandomAndRepetitiveData) {
   }
   std::string noise;
   for (int k = 0; k < 64; ++k) noise.push_back(static_cast<char>(rng()));
-  if (auto packed = LzfCompress(noise)) EXPECT_EQ(LzfDecompress(*packed, noise.size()), noise);
+  if (auto packed = LzfCompress(noise)) {
+    EXPECT_EQ(LzfDecompress(*packed, noise.size()), noise);
+  }
 }
 
 TEST(RdbValueTest, HashesPackedAndTable) {

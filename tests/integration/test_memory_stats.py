@@ -121,6 +121,10 @@ def test_stats_in_resp3_is_a_map_with_doubles(server):
 def test_doctor_on_an_empty_instance(start_server):
     srv = start_server()
     with srv.client() as c:
+        if b"mem_allocator:jemalloc" not in c.call("INFO", "memory"):
+            # A build without jemalloc (the sanitizer build) reports the resident set, which is
+            # never under Redis's 5 MB "empty" line.
+            pytest.skip("needs the allocator's own allocated bytes (jemalloc)")
         assert c.call("MEMORY", "DOCTOR") == EMPTY.encode()
         c.call("HELLO", "3")
         doctor = c.call("MEMORY", "DOCTOR")

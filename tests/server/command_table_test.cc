@@ -201,7 +201,9 @@ TEST(CommandTableTest, EveryCommandIsWellFormed) {
       // Counted from the end (-1: up to the last argument; -2: all but the last, BLPOP's).
       EXPECT_LT(spec->arity, 0) << "keys counted from the end need a variable arity";
       // -1 holds for any count, also none (SUNSUBSCRIBE's keys are optional, as in Redis).
-      if (spec->last_key < -1) EXPECT_LE(-spec->last_key, min_args - spec->first_key);
+      if (spec->last_key < -1) {
+        EXPECT_LE(-spec->last_key, min_args - spec->first_key);
+      }
     } else {
       EXPECT_GE(spec->last_key, spec->first_key);
       EXPECT_EQ((spec->last_key - spec->first_key) % spec->key_step, 0);
