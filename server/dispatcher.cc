@@ -386,7 +386,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     // Clients blocked on keys this command wrote are served before anything else runs here.
     if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
   }
-  co_await MakeLogDurable();
+  if (!MakeLogDurableAtOnce()) co_await MakeLogDurable();
   // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,
   // and the tracking table brought back under its limit.
   Tracking& tracking = server_.tracking();
@@ -471,6 +471,13 @@ Dispatcher::ReplyGate::~ReplyGate() {
   if (mode == ClientSession::ReplyMode::kSkipThis) mode = ClientSession::ReplyMode::kOn;
 }
 
+bool Dispatcher::MakeLogDurableAtOnce() {
+  AppendOnlyFile& aof = server_.aof();
+  if (aof.WantsFsync() && session_.stream != nullptr) return false;
+  aof.BeforeReply();
+  return true;
+}
+
 awaitable<void> Dispatcher::MakeLogDurable() {
   AppendOnlyFile& aof = server_.aof();
   // Under appendfsync always, as Redis does once per event-loop turn: the thread's other
@@ -484,7 +491,7 @@ awaitable<void> Dispatcher::MakeLogDurable() {
 
 awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   if (out->empty() || session_.stream == nullptr) co_return;
-  co_await MakeLogDurable();
+  if (!MakeLogDurableAtOnce()) co_await MakeLogDurable();
   boost::system::error_code ec;
   co_await session_.stream->Write(asio::buffer(*out), ec);
   ThreadCounters& counters = server_.counters(session_.home);

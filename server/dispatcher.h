@@ -61,6 +61,9 @@ class Dispatcher {
   // Before replies leave: the batch's writes are in the log, and on disk under appendfsync
   // always (server/aof.h).
   awaitable<void> MakeLogDurable();
+  // The common case of MakeLogDurable, without a coroutine frame on every reply: false when
+  // appendfsync always wants the thread's other clients to run first (then co_await it).
+  bool MakeLogDurableAtOnce();
 
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
