@@ -1,21 +1,19 @@
 // Sorted-set family: ZADD, ZINCRBY, ZREM, ZCARD, ZCOUNT, ZLEXCOUNT, ZSCORE, ZMSCORE, ZRANK,
 // ZREVRANK, the ZRANGE family (with ZRANGESTORE), ZREMRANGEBY*, ZPOPMIN/ZPOPMAX/ZMPOP,
-// ZRANDMEMBER, ZSCAN, and the algebra ZUNION/ZINTER/ZDIFF (with their STORE forms) and
-// ZINTERCARD. The blocking pops live with the blocking machinery and share PopZSet
-// (server/zset_pop.h).
+// ZRANDMEMBER and ZSCAN. The algebra (ZUNION/ZINTER/ZDIFF, their STORE forms, ZINTERCARD)
+// is in zset_algebra_commands.cc; the blocking pops live with the blocking machinery and
+// share PopZSet (server/zset_pop.h).
 //
-// Single-key commands are ShardHandlers. ZRANGESTORE, ZMPOP and the algebra touch several
-// keys: they hold every shard involved for one atomic step (as the set algebra does).
+// Single-key commands are ShardHandlers. ZRANGESTORE and ZMPOP touch several keys: they
+// hold every shard involved for one atomic step (as the set algebra does).
 //
-// Every range command reduces its range to ranks [first, last) with the engine's
-// PartitionPoint: a score or lex bound is a partition of the (score, member) order. Parsing
+// Every range command reduces its range to ranks [first, last) (server/zset_range.h). Parsing
 // follows Redis 7.0's t_zset.c step by step, because the order of its checks decides which
 // error a doubly bad command gets (options before the key's type, ranges before options in
 // ZRANGE, ...), and bad input changes nothing.
 //
-// Request units as for hashes and sets: reads are charged the bytes they return (a whole
-// set's serialized size for the algebra's sources), writes the member bytes they store at
-// the insert or replace rate, removals at the delete rate.
+// Request units as for hashes and sets: reads are charged the bytes they return, writes
+// the member bytes they store at the insert or replace rate, removals at the delete rate.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -39,7 +37,9 @@
 #include "server/key_util.h"
 #include "server/mpop_args.h"
 #include "server/server.h"
+#include "server/zset_common.h"
 #include "server/zset_pop.h"
+#include "server/zset_range.h"
 #include "server/zset_store.h"
 
 namespace lapse::server {
@@ -49,12 +49,11 @@ using engine::Entry;
 using engine::ValueType;
 namespace zset = engine::zset;
 
-using Elements = std::vector<std::pair<std::string, double>>;
+// The family's shared pieces: server/zset_common.h and server/zset_range.h.
+using namespace zset_family;
 
 namespace {
 
-constexpr std::string_view kNotFloatRange = "ERR min or max is not a float";
-constexpr std::string_view kNotLexRange = "ERR min or max not valid string range item";
 constexpr std::string_view kCountRange =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 // A negative ZRANDMEMBER count repeats members; past this many the reply could not be sent.
@@ -82,308 +81,6 @@ std::string FormatScore(double v) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// Elements in reply form: flat member/score pairs in RESP2, [member, score] arrays in RESP3.
-void ReplyElements(protocol::ReplyWriter& reply, const Elements& elements, bool with_scores) {
-  bool nested = with_scores && Resp3(reply);
-  reply.ArrayHeader(with_scores && !nested ? 2 * elements.size() : elements.size());
-  for (const auto& [m, s] : elements) {
-    if (nested) reply.ArrayHeader(2);
-    reply.Bulk(m);
-    if (with_scores) reply.Double(s);
-  }
-}
-
-size_t ElementBytes(const Elements& elements) {
-  size_t bytes = 0;
-  for (const auto& [m, s] : elements) bytes += m.size() + sizeof(double);
-  return bytes;
-}
-
-Elements Collect(const Entry* e, size_t first, size_t last, bool reverse) {
-  Elements out;
-  out.reserve(last - first);
-  zset::ForRange(e, first, last, reverse, [&](std::string_view m, double s) { out.emplace_back(m, s); });
-  return out;
-}
-
-// ---- Ranges ----
-
-// A score bound as Redis's zslParseRange reads it: an optional '(' (exclusive), then what
-// strtod accepts of the rest as a C string, which must be all of it and not NaN ("" is 0,
-// leading spaces and "inf" pass, as in Redis).
-bool ParseScoreBound(std::string_view arg, double* value, bool* exclusive) {
-  std::string text(AsCString(arg));
-  *exclusive = !text.empty() && text[0] == '(';
-  const char* start = text.c_str() + (*exclusive ? 1 : 0);
-  char* end = nullptr;
-  *value = std::strtod(start, &end);
-  return *end == '\0' && !std::isnan(*value);
-}
-
-struct ScoreRange {
-  double min = 0, max = 0;
-  bool minex = false, maxex = false;
-};
-
-bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* r) {
-  return ParseScoreBound(min, &r->min, &r->minex) && ParseScoreBound(max, &r->max, &r->maxex);
-}
-
-// A lex bound: "-" and "+" are the ends of the order; "[x" includes x, "(x" excludes it.
-struct LexBound {
-  enum Kind { kMinusInf, kPlusInf, kValue } kind = kValue;
-  std::string value;
-  bool exclusive = false;
-};
-
-bool ParseLexBound(std::string_view arg, LexBound* b) {
-  if (arg.empty()) return false;
-  switch (arg[0]) {
-    case '+':
-    case '-':
-      // Redis checks the next byte as a C string's: "+" followed by a NUL is still "+".
-      if (arg.size() > 1 && arg[1] != '\0') return false;
-      b->kind = arg[0] == '+' ? LexBound::kPlusInf : LexBound::kMinusInf;
-      b->exclusive = true;
-      return true;
-    case '(':
-    case '[':
-      b->kind = LexBound::kValue;
-      b->exclusive = arg[0] == '(';
-      b->value = std::string(arg.substr(1));
-      return true;
-    default:
-      return false;
-  }
-}
-
-struct LexRange {
-  LexBound min, max;
-};
-
-bool ParseLexRange(std::string_view min, std::string_view max, LexRange* r) {
-  return ParseLexBound(min, &r->min) && ParseLexBound(max, &r->max);
-}
-
-// Whether `m` is at or past the lower bound / at or before the upper bound.
-bool LexGteMin(std::string_view m, const LexBound& b) {
-  if (b.kind != LexBound::kValue) return b.kind == LexBound::kMinusInf;
-  return b.exclusive ? m > b.value : m >= b.value;
-}
-bool LexLteMax(std::string_view m, const LexBound& b) {
-  if (b.kind != LexBound::kValue) return b.kind == LexBound::kPlusInf;
-  return b.exclusive ? m < b.value : m <= b.value;
-}
-
-// Ranks [first, last) of the elements inside a range (first == last when none).
-struct RankSpan {
-  size_t first = 0, last = 0;
-};
-
-RankSpan SpanOf(const Entry* e, const ScoreRange& r) {
-  size_t first = zset::PartitionPoint(e, [&](double s, std::string_view) { return r.minex ? s <= r.min : s < r.min; });
-  size_t last = zset::PartitionPoint(e, [&](double s, std::string_view) { return r.maxex ? s < r.max : s <= r.max; });
-  return {first, std::max(first, last)};
-}
-
-// A lex range is a partition of the order only when every score is equal (Redis leaves any
-// other case unspecified); what Redis then answers is what its walks find, so lapse walks
-// the same way: Redis's listpack walks, exactly, for a packed set, and its skiplist's
-// searches, as binary searches, for a table. First, Redis's quick rejections.
-std::string MemberAt(const Entry* e, size_t rank) {
-  std::string out;
-  zset::ForRange(e, rank, rank + 1, false, [&](std::string_view m, double) { out = std::string(m); });
-  return out;
-}
-
-bool LexRangeMayHold(const Entry* e, const LexRange& r) {
-  auto order = [](const LexBound& b) { return b.kind == LexBound::kMinusInf ? 0 : b.kind == LexBound::kValue ? 1 : 2; };
-  int cmp = order(r.min) != order(r.max) ? (order(r.min) < order(r.max) ? -1 : 1)
-            : r.min.kind != LexBound::kValue ? 0
-            : r.min.value.compare(r.max.value);
-  if (cmp > 0 || (cmp == 0 && (r.min.exclusive || r.max.exclusive))) return false;
-  size_t size = zset::Size(e);
-  if (size == 0) return false;
-  return LexGteMin(MemberAt(e, size - 1), r.min) && LexLteMax(MemberAt(e, 0), r.max);
-}
-
-// The rank of the first element in the range (zzlFirstInLexRange / zslFirstInLexRange).
-std::optional<size_t> LexFirstInRange(const Entry* e, const LexRange& r) {
-  if (!LexRangeMayHold(e, r)) return std::nullopt;
-  size_t first = zset::PartitionPoint(e, [&](double, std::string_view m) { return !LexGteMin(m, r.min); });
-  if (first >= zset::Size(e) || !LexLteMax(MemberAt(e, first), r.max)) return std::nullopt;
-  return first;
-}
-
-// The rank of the last element in the range (zzlLastInLexRange / zslLastInLexRange).
-std::optional<size_t> LexLastInRange(const Entry* e, const LexRange& r) {
-  if (!LexRangeMayHold(e, r)) return std::nullopt;
-  size_t size = zset::Size(e);
-  std::optional<size_t> last;
-  if (e->owns_table()) {
-    size_t end = zset::PartitionPoint(e, [&](double, std::string_view m) { return LexLteMax(m, r.max); });
-    if (end > 0) last = end - 1;
-  } else {
-    size_t rank = size;
-    zset::Walk(e, size - 1, true, [&](std::string_view m, double) {
-      --rank;
-      if (!LexLteMax(m, r.max)) return true;
-      last = rank;
-      return false;
-    });
-  }
-  if (!last || !LexGteMin(MemberAt(e, *last), r.min)) return std::nullopt;
-  return last;
-}
-
-// How many elements from rank `from` on satisfy `in` without a break.
-template <typename In>
-size_t RunLength(const Entry* e, size_t from, bool reverse, In in) {
-  size_t n = 0;
-  zset::Walk(e, from, reverse, [&](std::string_view m, double) { return in(m) ? (++n, true) : false; });
-  return n;
-}
-
-// The ranks a lex range covers, for ZLEXCOUNT and ZREMRANGEBYLEX: from the first element in
-// range, as far as elements stay below the maximum (Redis's delete walk and listpack count);
-// a table's count is the ranks' difference, as Redis's skiplist count is.
-RankSpan LexSpan(const Entry* e, const LexRange& r, bool for_count) {
-  std::optional<size_t> first = LexFirstInRange(e, r);
-  if (!first) return {};
-  if (for_count && e->owns_table()) {
-    std::optional<size_t> last = LexLastInRange(e, r);
-    return {*first, last && *last >= *first ? *last + 1 : *first};
-  }
-  return {*first, *first + RunLength(e, *first, false, [&](std::string_view m) { return LexLteMax(m, r.max); })};
-}
-
-// Redis's rank arguments: negative counts from the end; clamped; nullopt when empty.
-std::optional<RankSpan> SpanOfRanks(int64_t start, int64_t end, size_t size) {
-  auto len = static_cast<int64_t>(size);
-  if (start < 0) start += len;
-  if (end < 0) end += len;
-  if (start < 0) start = 0;
-  if (start > end || start >= len) return std::nullopt;
-  if (end >= len) end = len - 1;
-  return RankSpan{static_cast<size_t>(start), static_cast<size_t>(end) + 1};
-}
-
-// The ZRANGE family's request (zrangeGenericCommand).
-enum class RangeType { kAuto, kRank, kScore, kLex };
-enum class Direction { kAuto, kForward, kReverse };
-
-struct RangeRequest {
-  RangeType type = RangeType::kAuto;
-  Direction direction = Direction::kAuto;
-  bool with_scores = false;
-  int64_t offset = 0, limit = -1;
-  int64_t start = 0, end = 0;
-  ScoreRange scores;
-  LexRange lex;
-};
-
-// Parses args[key_index + 1 ...]; replies Redis's error and returns false on bad input.
-bool ParseRangeRequest(Args args, size_t key_index, bool store, RangeRequest* r, protocol::ReplyWriter& reply) {
-  size_t min_index = key_index + 1, max_index = key_index + 2;
-  for (size_t j = key_index + 3; j < args.size(); ++j) {
-    std::string_view opt = AsCString(args[j]);
-    size_t left = args.size() - j - 1;
-    if (!store && protocol::EqualsIgnoreCase(opt, "withscores")) {
-      r->with_scores = true;
-    } else if (protocol::EqualsIgnoreCase(opt, "limit") && left >= 2) {
-      if (!protocol::ParseInt64(args[j + 1], &r->offset) || !protocol::ParseInt64(args[j + 2], &r->limit))
-        return reply.Error(errors::kNotInteger), false;
-      j += 2;
-    } else if (r->direction == Direction::kAuto && protocol::EqualsIgnoreCase(opt, "rev")) {
-      r->direction = Direction::kReverse;
-    } else if (r->type == RangeType::kAuto && protocol::EqualsIgnoreCase(opt, "bylex")) {
-      r->type = RangeType::kLex;
-    } else if (r->type == RangeType::kAuto && protocol::EqualsIgnoreCase(opt, "byscore")) {
-      r->type = RangeType::kScore;
-    } else {
-      return reply.Error(errors::kSyntax), false;
-    }
-  }
-  if (r->direction == Direction::kAuto) r->direction = Direction::kForward;
-  if (r->type == RangeType::kAuto) r->type = RangeType::kRank;
-  if (r->limit != -1 && r->type == RangeType::kRank)
-    return reply.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"), false;
-  if (r->with_scores && r->type == RangeType::kLex)
-    return reply.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX"), false;
-  // A reversed score or lex range is given as max, min.
-  if (r->direction == Direction::kReverse && r->type != RangeType::kRank) std::swap(min_index, max_index);
-  switch (r->type) {
-    case RangeType::kAuto:
-    case RangeType::kRank:
-      if (!protocol::ParseInt64(args[min_index], &r->start) || !protocol::ParseInt64(args[max_index], &r->end))
-        return reply.Error(errors::kNotInteger), false;
-      break;
-    case RangeType::kScore:
-      if (!ParseScoreRange(args[min_index], args[max_index], &r->scores)) return reply.Error(kNotFloatRange), false;
-      break;
-    case RangeType::kLex:
-      if (!ParseLexRange(args[min_index], args[max_index], &r->lex)) return reply.Error(kNotLexRange), false;
-      break;
-  }
-  return true;
-}
-
-// Z[REV]RANGEBYLEX: from the first (or last) element in range, skip `offset` elements, then
-// take elements while they stay inside the far bound, as Redis's walk does.
-Elements RunLexRange(const Entry* e, const RangeRequest& r) {
-  bool reverse = r.direction == Direction::kReverse;
-  std::optional<size_t> start = reverse ? LexLastInRange(e, r.lex) : LexFirstInRange(e, r.lex);
-  Elements out;
-  if (!start) return out;
-  auto offset = static_cast<size_t>(r.offset);
-  if (reverse ? offset > *start : *start + offset >= zset::Size(e)) return out;
-  size_t from = reverse ? *start - offset : *start + offset;
-  zset::Walk(e, from, reverse, [&](std::string_view m, double s) {
-    if (r.limit >= 0 && out.size() >= static_cast<size_t>(r.limit)) return false;
-    if (reverse ? !LexGteMin(m, r.lex.min) : !LexLteMax(m, r.lex.max)) return false;
-    out.emplace_back(m, s);
-    return true;
-  });
-  return out;
-}
-
-// The ranks a rank or score request selects, answered from last - 1 down when `reverse`.
-struct RangePlan {
-  size_t first = 0, last = 0;
-  bool reverse = false;
-};
-
-RangePlan PlanRange(const Entry* e, const RangeRequest& r) {
-  bool reverse = r.direction == Direction::kReverse;
-  size_t size = zset::Size(e);
-  if (r.type == RangeType::kRank) {
-    std::optional<RankSpan> span = SpanOfRanks(r.start, r.end, size);
-    if (!span) return {};
-    // Ranks count from the end in reverse.
-    if (reverse) return {size - span->last, size - span->first, true};
-    return {span->first, span->last, false};
-  }
-  // A negative offset skips everything, as Redis's skip loop runs off the end.
-  if (r.offset < 0 || (r.offset > 0 && static_cast<uint64_t>(r.offset) >= size)) return {};
-  RankSpan span = SpanOf(e, r.scores);
-  size_t count = span.last - span.first;
-  auto offset = static_cast<size_t>(r.offset);
-  if (offset >= count) return {};
-  count -= offset;
-  if (r.limit >= 0) count = std::min(count, static_cast<size_t>(r.limit));
-  if (reverse) return {span.last - offset - count, span.last - offset, true};
-  return {span.first + offset, span.first + offset + count, false};
-}
-
-// The elements a parsed request selects from `e`, in reply order.
-Elements RunRange(const Entry* e, const RangeRequest& r) {
-  if (r.type == RangeType::kLex) {
-    bool skip = r.offset < 0 || (r.offset > 0 && static_cast<uint64_t>(r.offset) >= zset::Size(e));
-    return skip ? Elements{} : RunLexRange(e, r);
-  }
-  RangePlan plan = PlanRange(e, r);
-  return Collect(e, plan.first, plan.last, plan.reverse);
-}
 
 // Z[REV]RANGE[BYSCORE|BYLEX] key ... on one shard. Rank and score ranges are answered
 // straight from the set, without copying the elements.
@@ -423,23 +120,6 @@ void CmdZRevRangeByScore(ShardCommand& c) { RangeGeneric(c, RangeType::kScore, D
 void CmdZRangeByLex(ShardCommand& c) { RangeGeneric(c, RangeType::kLex, Direction::kForward); }
 void CmdZRevRangeByLex(ShardCommand& c) { RangeGeneric(c, RangeType::kLex, Direction::kReverse); }
 
-std::vector<uint32_t> ShardsOf(ConnCommand& c, const std::vector<size_t>& indexes) {
-  ShardSet& shards = c.server.shards();
-  std::vector<uint32_t> ids;
-  for (size_t i : indexes) ids.push_back(shards.ShardFor(c.args[i]));
-  return ids;
-}
-
-engine::Db& DbFor(ConnCommand& c, std::string_view key) {
-  ShardSet& shards = c.server.shards();
-  return shards.shard(shards.ShardFor(key)).db(c.session.db);
-}
-
-Entry* FindIn(ConnCommand& c, std::string_view key, int64_t now, Lookup kind) {
-  ShardSet& shards = c.server.shards();
-  engine::Shard& shard = shards.shard(shards.ShardFor(key));
-  return FindKey(shard, shard.db(c.session.db), key, now, kind);
-}
 
 // Redis 7.0 builds ZRANGESTORE's result element by element, starting as a listpack unless a
 // rank range is known to be too long for one; a listpack stores -0 as 0, and the elements
@@ -845,207 +525,49 @@ void CmdZMPop(ConnCommand& c) {
   ReplyPopped(c.reply, PopReplyShape::kKeyNested, popped_key, popped);
 }
 
-// ---- Algebra ----
-
-enum class ZOp { kUnion, kInter, kDiff };
-enum class Aggregate { kSum, kMin, kMax };
-
-void AggregateInto(double* target, double value, Aggregate a) {
-  switch (a) {
-    case Aggregate::kSum:
-      *target += value;
-      // inf + -inf: Redis keeps the sum at 0 rather than NaN.
-      if (std::isnan(*target)) *target = 0;
-      break;
-    case Aggregate::kMin:
-      *target = value < *target ? value : *target;
-      break;
-    case Aggregate::kMax:
-      *target = value > *target ? value : *target;
-      break;
-  }
-}
-
-// A source of the algebra: a sorted set, a plain set (every member scores 1), or absent.
-struct Source {
-  const Entry* e = nullptr;
-  double weight = 1;
-  size_t size() const {
-    if (!e) return 0;
-    return e->type() == ValueType::kZSet ? zset::Size(e) : engine::set::Size(e);
-  }
-  void ForEach(const zset::ElementFn& fn) const {
-    if (!e) return;
-    if (e->type() == ValueType::kZSet) return zset::ForEach(e, fn);
-    engine::set::ForEach(e, [&](std::string_view m) { fn(m, 1.0); });
-  }
-  std::optional<double> Find(std::string_view m) const {
-    if (!e) return std::nullopt;
-    if (e->type() == ValueType::kZSet) return zset::Score(e, m);
-    return engine::set::Contains(e, m) ? std::optional<double>(1.0) : std::nullopt;
-  }
-};
-
-struct AlgebraOptions {
-  std::vector<double> weights;
-  Aggregate aggregate = Aggregate::kSum;
-  bool with_scores = false;
-  int64_t limit = 0;
-};
-
-// Options after the keys (zunionInterDiffGenericCommand); returns Redis's error, empty when
-// they are good.
-std::string_view ParseAlgebraOptions(Args args, size_t j, size_t numkeys, ZOp op, bool store, bool card_only,
-                                     AlgebraOptions* o) {
-  o->weights.assign(numkeys, 1.0);
-  while (j < args.size()) {
-    size_t remaining = args.size() - j;
-    std::string_view opt = AsCString(args[j]);
-    if (op != ZOp::kDiff && !card_only && remaining >= numkeys + 1 && protocol::EqualsIgnoreCase(opt, "weights")) {
-      ++j;
-      for (size_t i = 0; i < numkeys; ++i, ++j) {
-        if (!protocol::ParseDouble(args[j], &o->weights[i])) return "ERR weight value is not a float";
-      }
-    } else if (op != ZOp::kDiff && !card_only && remaining >= 2 && protocol::EqualsIgnoreCase(opt, "aggregate")) {
-      std::string_view how = AsCString(args[j + 1]);
-      if (protocol::EqualsIgnoreCase(how, "sum")) o->aggregate = Aggregate::kSum;
-      else if (protocol::EqualsIgnoreCase(how, "min")) o->aggregate = Aggregate::kMin;
-      else if (protocol::EqualsIgnoreCase(how, "max")) o->aggregate = Aggregate::kMax;
-      else return errors::kSyntax;
-      j += 2;
-    } else if (!store && !card_only && protocol::EqualsIgnoreCase(opt, "withscores")) {
-      o->with_scores = true;
-      ++j;
-    } else if (card_only && remaining >= 2 && protocol::EqualsIgnoreCase(opt, "limit")) {
-      if (!protocol::ParseInt64(args[j + 1], &o->limit) || o->limit < 0) return "ERR LIMIT can't be negative";
-      j += 2;
-    } else {
-      return errors::kSyntax;
-    }
-  }
-  return {};
-}
-
-// The result of the operation, unordered (callers sort or Build). `limit` stops an
-// intersection early (ZINTERCARD); 0 is none.
-Elements Compute(ZOp op, std::vector<Source> sources, Aggregate aggregate, size_t limit = 0) {
-  Elements out;
-  if (op == ZOp::kDiff) {
-    const Source& first = sources[0];
-    first.ForEach([&](std::string_view m, double s) {
-      for (size_t j = 1; j < sources.size(); ++j) {
-        if (sources[j].e == first.e || sources[j].Find(m)) return;
-      }
-      out.emplace_back(m, s);
-    });
-    return out;
-  }
-  // Smallest first, as Redis orders them (it decides the order floating-point sums run in).
-  std::stable_sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) { return a.size() < b.size(); });
-  if (op == ZOp::kInter) {
-    if (sources[0].size() == 0) return out;
-    sources[0].ForEach([&](std::string_view m, double s) {
-      if (limit != 0 && out.size() >= limit) return;
-      double score = sources[0].weight * s;
-      if (std::isnan(score)) score = 0;
-      for (size_t j = 1; j < sources.size(); ++j) {
-        std::optional<double> other = sources[j].e == sources[0].e ? std::optional<double>(s) : sources[j].Find(m);
-        if (!other) return;
-        AggregateInto(&score, *other * sources[j].weight, aggregate);
-      }
-      out.emplace_back(m, score);
-    });
-    return out;
-  }
-  std::unordered_map<std::string, size_t> seen;
-  for (const Source& src : sources) {
-    src.ForEach([&](std::string_view m, double s) {
-      double score = src.weight * s;
-      if (std::isnan(score)) score = 0;
-      auto [it, fresh] = seen.try_emplace(std::string(m), out.size());
-      if (fresh) out.emplace_back(m, score);
-      else AggregateInto(&out[it->second].second, score, aggregate);
-    });
-  }
-  return out;
-}
-
-void SortElements(Elements* elements) {
-  std::sort(elements->begin(), elements->end(), [](const auto& a, const auto& b) {
-    if (a.second != b.second) return a.second < b.second;
-    return a.first < b.first;
-  });
-}
-
-// ZUNION/ZINTER/ZDIFF numkeys key... [options] and their STORE forms (destination at
-// args[1]); ZINTERCARD when `card_only`.
-void AlgebraGeneric(ConnCommand& c, ZOp op, bool store, bool card_only = false) {
-  size_t numkeys_index = store ? 2 : 1;
-  int64_t numkeys = 0;
-  if (!protocol::ParseInt64(c.args[numkeys_index], &numkeys)) return c.reply.Error(errors::kNotInteger);
-  if (numkeys < 1) {
-    // Redis names the command as it is declared, whatever name it was called by.
-    const char* names[] = {"zunion", "zinter", "zdiff"};
-    std::string name = card_only ? "zintercard" : std::string(names[static_cast<int>(op)]) + (store ? "store" : "");
-    return c.reply.Error("ERR at least 1 input key is needed for '" + name + "' command");
-  }
-  if (static_cast<uint64_t>(numkeys) > c.args.size() - numkeys_index - 1) return c.reply.Error(errors::kSyntax);
-  size_t first = numkeys_index + 1, end = first + static_cast<size_t>(numkeys);
-  std::vector<size_t> keys;
-  for (size_t i = first; i < end; ++i) keys.push_back(i);
-  if (store) keys.push_back(1);
-  int64_t now = c.server.clock().NowMs();
-  engine::CollectionLimits limits = c.server.collection_limits();
-  enum class Outcome { kOk, kWrongType, kBadOption } outcome = Outcome::kOk;
-  AlgebraOptions options;
-  // Redis checks the sources' types before it parses the options: a bad option is answered
-  // only once every source is of a usable type.
-  std::string_view option_error = ParseAlgebraOptions(c.args, end, keys.size() - store, op, store, card_only, &options);
-  Elements result;
-  size_t read_bytes = 0;
-  c.server.shards().RunHolding(ShardsOf(c, keys), [&] {
-    std::vector<Source> sources;
-    for (size_t i = first; i < end; ++i) {
-      Entry* e = FindIn(c, c.args[i], now, store ? Lookup::kWrite : Lookup::kRead);
-      if (e && e->type() != ValueType::kZSet && e->type() != ValueType::kSet) {
-        outcome = Outcome::kWrongType;
-        return;
-      }
-      sources.push_back({e, 1.0});
-    }
-    if (!option_error.empty()) {
-      outcome = Outcome::kBadOption;
-      return;
-    }
-    for (size_t i = 0; i < sources.size(); ++i) {
-      sources[i].weight = options.weights[i];
-      sources[i].ForEach([&](std::string_view m, double) { read_bytes += m.size() + sizeof(double); });
-    }
-    result = Compute(op, std::move(sources), options.aggregate, card_only ? static_cast<size_t>(options.limit) : 0);
-    constexpr const char* kStoreEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
-    if (store) StoreZSet(c, DbFor(c, c.args[1]), c.args[1], result, limits, now, kStoreEvents[static_cast<int>(op)]);
-  });
-  if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);
-  if (outcome == Outcome::kBadOption) return c.reply.Error(option_error);
-  c.charge.Add(engine::RuOp::kRead, read_bytes);
-  if (card_only) return c.reply.Integer(static_cast<int64_t>(result.size()));
-  if (store) {
-    ChargeWrite(c.charge, false, c.args[1].size() + ElementBytes(result));
-    return c.reply.Integer(static_cast<int64_t>(result.size()));
-  }
-  SortElements(&result);
-  ReplyElements(c.reply, result, options.with_scores);
-}
-
-void CmdZUnion(ConnCommand& c) { AlgebraGeneric(c, ZOp::kUnion, false); }
-void CmdZInter(ConnCommand& c) { AlgebraGeneric(c, ZOp::kInter, false); }
-void CmdZDiff(ConnCommand& c) { AlgebraGeneric(c, ZOp::kDiff, false); }
-void CmdZUnionStore(ConnCommand& c) { AlgebraGeneric(c, ZOp::kUnion, true); }
-void CmdZInterStore(ConnCommand& c) { AlgebraGeneric(c, ZOp::kInter, true); }
-void CmdZDiffStore(ConnCommand& c) { AlgebraGeneric(c, ZOp::kDiff, true); }
-void CmdZInterCard(ConnCommand& c) { AlgebraGeneric(c, ZOp::kInter, false, true); }
 
 }  // namespace
+
+// ---- Shared with the algebra (server/zset_common.h) ----
+
+namespace zset_family {
+
+// Elements in reply form: flat member/score pairs in RESP2, [member, score] arrays in RESP3.
+void ReplyElements(protocol::ReplyWriter& reply, const Elements& elements, bool with_scores) {
+  bool nested = with_scores && reply.version() == protocol::RespVersion::kResp3;
+  reply.ArrayHeader(with_scores && !nested ? 2 * elements.size() : elements.size());
+  for (const auto& [m, s] : elements) {
+    if (nested) reply.ArrayHeader(2);
+    reply.Bulk(m);
+    if (with_scores) reply.Double(s);
+  }
+}
+
+size_t ElementBytes(const Elements& elements) {
+  size_t bytes = 0;
+  for (const auto& [m, s] : elements) bytes += m.size() + sizeof(double);
+  return bytes;
+}
+
+std::vector<uint32_t> ShardsOf(ConnCommand& c, const std::vector<size_t>& indexes) {
+  ShardSet& shards = c.server.shards();
+  std::vector<uint32_t> ids;
+  for (size_t i : indexes) ids.push_back(shards.ShardFor(c.args[i]));
+  return ids;
+}
+
+engine::Db& DbFor(ConnCommand& c, std::string_view key) {
+  ShardSet& shards = c.server.shards();
+  return shards.shard(shards.ShardFor(key)).db(c.session.db);
+}
+
+Entry* FindIn(ConnCommand& c, std::string_view key, int64_t now, Lookup kind) {
+  ShardSet& shards = c.server.shards();
+  engine::Shard& shard = shards.shard(shards.ShardFor(key));
+  return FindKey(shard, shard.db(c.session.db), key, now, kind);
+}
+
+}  // namespace zset_family
 
 // ---- Shared with the geo commands (server/zset_store.h) ----
 
@@ -1142,13 +664,7 @@ void RegisterZSetCommands(CommandTable& table) {
   table.Add({"zmpop", -4, kW, 0, 0, 0, CmdZMPop, g, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."});
   table.Add({"zrandmember", -2, kR, 1, 1, 1, CmdZRandMember, g, "Returns one or more random members from a sorted set."});
   table.Add({"zscan", -3, kR, 1, 1, 1, CmdZScan, g, "Iterates over members and scores of a sorted set."});
-  table.Add({"zunion", -3, kR, 0, 0, 0, CmdZUnion, g, "Returns the union of multiple sorted sets."});
-  table.Add({"zinter", -3, kR, 0, 0, 0, CmdZInter, g, "Returns the intersect of multiple sorted sets."});
-  table.Add({"zdiff", -3, kR, 0, 0, 0, CmdZDiff, g, "Returns the difference between multiple sorted sets."});
-  table.Add({"zunionstore", -4, kW | kM, 1, -1, 1, CmdZUnionStore, g, "Stores the union of multiple sorted sets in a key."});
-  table.Add({"zinterstore", -4, kW | kM, 1, -1, 1, CmdZInterStore, g, "Stores the intersect of multiple sorted sets in a key."});
-  table.Add({"zdiffstore", -4, kW | kM, 1, -1, 1, CmdZDiffStore, g, "Stores the difference of multiple input sorted sets in a key."});
-  table.Add({"zintercard", -3, kR, 0, 0, 0, CmdZInterCard, g, "Returns the number of members of the intersect of multiple sorted sets."});
+  RegisterZSetAlgebraCommands(table);
 }
 
 }  // namespace lapse::server
