@@ -396,6 +396,32 @@ def test_bgrewriteaof_compacts_and_keeps_state(start_server, tmp_path):
     assert state(up(start_server, options=options)) == before
 
 
+def test_bgrewriteaof_with_appendonly_no_writes_a_base_and_its_manifest(start_server, tmp_path):
+    srv = up(start_server, options={"dir": str(tmp_path)})
+    c = client(srv)
+    fill_every_type(c)
+    assert srv.client().call("BGREWRITEAOF") == "Background append only file rewriting started"
+    wait_rewrite_done(srv)
+    folder = tmp_path / "appendonlydir"
+    assert sorted(os.listdir(folder)) == ["appendonly.aof.1.base.rdb", MANIFEST]
+    assert (folder / MANIFEST).read_text() == "file appendonly.aof.1.base.rdb seq 1 type b\n"
+    info = info_persistence(srv)
+    assert (info["aof_enabled"], info["aof_rewrites"], info["aof_last_bgrewrite_status"]) == (0, 1, "ok")
+    # The next one follows on, in the base format asked for, and replaces the previous base.
+    assert c.config_set("aof-use-rdb-preamble", "no")
+    c.set("after", "1")
+    assert srv.client().call("BGREWRITEAOF") == "Background append only file rewriting started"
+    wait_rewrite_done(srv)
+    assert sorted(os.listdir(folder)) == ["appendonly.aof.2.base.aof", MANIFEST]
+    assert (folder / MANIFEST).read_text() == "file appendonly.aof.2.base.aof seq 2 type b\n"
+    assert info_persistence(srv)["aof_rewrites"] == 2
+    before = state(srv)
+    srv.stop()
+    # The base alone is a log that a start with appendonly yes loads.
+    again = up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
+    assert state(again) == before
+
+
 @pytest.mark.parametrize("preamble, base", [("yes", "base.rdb"), ("no", "base.aof")])
 def test_turning_appendonly_on_writes_the_data_set_first(start_server, tmp_path, preamble, base):
     srv = up(start_server, options={"dir": str(tmp_path), "aof-use-rdb-preamble": preamble})
