@@ -506,6 +506,26 @@ def test_containers_items_and_field_ttls_survive_a_restart(start_server):
                [got[(0, b"sessions")]] for doc in items)
 
 
+@pytest.mark.lapse_only
+def test_a_change_feed_is_not_saved_a_restart_starts_it_afresh(start_server):
+    first = start_server()
+    c = client(first)
+    assert c.execute_command("CSETTTL", "feed", "-1") == b"OK"
+    c.execute_command("IPUT", "feed", "a", '{"v":1}')
+    c.execute_command("IPUT", "feed", "a", '{"v":2}')
+    assert len(c.execute_command("ICHANGES", "feed")[1]) == 2
+    assert c.save() is True
+    first.stop()
+    first.expected_exit = True
+    c2 = client(start_server(options={"dir": first.data_dir()}))
+    assert __import__("json").loads(c2.execute_command("IGET", "feed", "a"))["v"] == 2
+    # The items are back; their history is not: the feed holds only changes made since.
+    assert c2.execute_command("ICHANGES", "feed", "FROM", "BEGINNING")[1] == []
+    c2.execute_command("IDEL", "feed", "a")
+    changes = c2.execute_command("ICHANGES", "feed", "FROM", "BEGINNING")[1]
+    assert [__import__("json").loads(x)["metadata"]["operationType"] for x in changes] == ["delete"]
+
+
 @needs_redis
 @pytest.mark.lapse_only
 def test_redis_opens_files_with_and_without_lapse_data(start_server):
