@@ -334,6 +334,7 @@ std::optional<std::string> AppendOnlyFile::OpenIncrement(int64_t seq, std::strin
 bool AppendOnlyFile::SnapshotAndSwitch(RewriteBase* base, std::string* error) {
   bool ok = false;
   base->rdb = server_.config().Snapshot().aof_use_rdb_preamble;
+  base->with_log = enabled();
   server_.shards().RunHoldingAll([&] {
     if (base->rdb) {
       engine::rdb::StringSink sink;
@@ -346,15 +347,17 @@ bool AppendOnlyFile::SnapshotAndSwitch(RewriteBase* base, std::string* error) {
       return;
     }
     std::lock_guard io(io_mu_);
-    WriteBuffered(true);
-    if (auto err = OpenIncrement(incr_seq_ + 1)) {
-      *error = *err;
-      return;
+    if (base->with_log) {
+      WriteBuffered(true);
+      if (auto err = OpenIncrement(incr_seq_ + 1)) {
+        *error = *err;
+        return;
+      }
     }
     base->seq = base_seq_ + 1;
     ok = true;
   });
-  if (!ok) return false;
+  if (!ok || !base->with_log) return ok;
   std::lock_guard io(io_mu_);
   // While the base is written, a crash must still find every write: the old base, the old
   // increments and the new one. Before there was any base there is no history to keep.
@@ -377,7 +380,8 @@ void AppendOnlyFile::FinishRewrite(RewriteBase base) {
     std::lock_guard io(io_mu_);
     std::vector<AofFileEntry> kept{AofFileEntry{name, base_seq, 'b'}};
     for (const AofFileEntry& f : files_) {
-      if (f.type == 'i' && f.seq == incr_seq_) {
+      // With the log off, as in Redis, every increment is history: the base is the whole log.
+      if (f.type == 'i' && f.seq == incr_seq_ && base.with_log) {
         kept.push_back(f);
       } else {
         obsolete.push_back(f.name);
@@ -429,10 +433,13 @@ std::optional<std::string> AppendOnlyFile::RunRewrite(bool wait) {
 
 std::optional<std::string> AppendOnlyFile::StartRewrite() {
   if (rewriting_.exchange(true)) return std::string("ERR Background append only file rewriting already in progress");
+  // With the log off Redis still writes a base and a manifest naming only it, in
+  // appenddirname: a log that `appendonly yes` at the next start-up loads.
   if (!enabled()) {
-    // Redis rewrites a file nobody appends to as well; lapse needs the log open for it.
-    rewriting_.store(false);
-    return std::string("ERR lapse rewrites the append-only file only while appendonly is yes");
+    if (auto err = PrepareDirectory()) {
+      rewriting_.store(false);
+      return "ERR " + *err;
+    }
   }
   spdlog::info("Background append only file rewriting started");
   if (RunRewrite(false)) return std::string("ERR Background append only file rewriting failed to start, see the log");

@@ -29,7 +29,8 @@
 // new incremental file, so the base is exactly the state before the first command of the new
 // file. It then writes and fsyncs the base on a background thread while clients go on, and
 // switches the manifest atomically (temporary file, fsync, rename, fsync of the directory).
-// A crash at any point leaves a manifest that names a complete history.
+// A crash at any point leaves a manifest that names a complete history. With appendonly no,
+// BGREWRITEAOF writes the base alone and a manifest naming only it, as Redis 7.0 does.
 #pragma once
 
 #include <atomic>
@@ -132,6 +133,7 @@ class AppendOnlyFile {
     std::string bytes;
     int64_t seq = 0;
     bool rdb = false;  // RDB (aof-use-rdb-preamble yes) or commands
+    bool with_log = true;  // appendonly yes: a new increment follows the base
   };
   // Serialises every shard (held together) into a base, and switches appends to a new
   // incremental file in the same instant.

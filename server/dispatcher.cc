@@ -10,6 +10,7 @@
 #include "protocol/reply_writer.h"
 #include "server/blocking.h"
 #include "server/client_stream.h"
+#include "server/dirty_count.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -166,9 +167,12 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   bool failed = RepliedWithError(out, before);
   if (failed) ThreadCounters::Bump(cc.failed);
-  // `save` rules count writes (rdb_changes_since_last_save); EXEC and EVAL count through
-  // the commands they run.
-  if ((spec.flags & kWrite) && !failed) server_.persistence().CountChange();
+  // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
+  // count through the commands they run.
+  if ((spec.flags & kWrite) && !failed) {
+    uint64_t changes = DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before));
+    if (changes > 0) server_.persistence().CountChanges(changes);
+  }
   int64_t micros = elapsed.count() / 1000;
   // As Redis records them: whole microseconds, and spikes in whole milliseconds.
   if (server_.latency_tracking()) cc.Histogram().Record(micros * 1000);

@@ -16,6 +16,7 @@
 #include "engine/rdb_file.h"
 #include "engine/shard.h"
 #include "server/function_snapshot.h"
+#include "server/memory.h"
 #include "server/server.h"
 #include "server/shard_set.h"
 
@@ -225,7 +226,8 @@ bool Persistence::WriteAofBase(engine::rdb::Sink& sink) {
 bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced, bool aof_base) {
   ShardSet& shards = server_.shards();
   engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
-  writer.Header(server_.clock().NowMs(), 0, aof_base);
+  // Redis records INFO's used_memory at the start of the save; tools read it to size a load.
+  writer.Header(server_.clock().NowMs(), ReadMemory().allocated, aof_base);
   for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
   for (size_t db = 0; db < static_cast<size_t>(server_.settings().databases); ++db) {
     auto [keys, expires] = CountDb(shards, db, !sliced);

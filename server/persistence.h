@@ -18,8 +18,9 @@
 // Crash safety: the file is written as temp-<pid>-<n>.rdb in `dir`, fsynced, renamed over
 // `dbfilename`, and the directory fsynced; a crash at any point leaves the previous snapshot.
 //
-// The changes counter (INFO rdb_changes_since_last_save) counts write commands that did not
-// fail, one per command (Redis counts each key changed: MSET of 3 keys is 3 there).
+// The changes counter (INFO rdb_changes_since_last_save) counts what write commands changed,
+// as Redis's server.dirty does: MSET of 3 keys adds 3, a write that changed nothing adds 0
+// (server/dirty_count.h).
 #pragma once
 
 #include <array>
@@ -59,10 +60,10 @@ class Persistence {
   void Apply(const Settings& live) { compression_.store(live.rdbcompression, std::memory_order_relaxed); }
   bool compression() const { return compression_.load(std::memory_order_relaxed); }
 
-  // One more successful write command (from any thread).
-  void CountChange() {
+  // `n` more changes, as Redis counts them (server/dirty_count.h), from any thread.
+  void CountChanges(uint64_t n) {
     static thread_local size_t slot = next_slot_.fetch_add(1, std::memory_order_relaxed) % kCounterSlots;
-    changes_[slot].value.fetch_add(1, std::memory_order_relaxed);
+    changes_[slot].value.fetch_add(n, std::memory_order_relaxed);
   }
   uint64_t ChangesSinceLastSave() const;
 

@@ -396,6 +396,32 @@ def test_bgrewriteaof_compacts_and_keeps_state(start_server, tmp_path):
     assert state(up(start_server, options=options)) == before
 
 
+def test_bgrewriteaof_with_appendonly_no_writes_a_base_and_its_manifest(start_server, tmp_path):
+    srv = up(start_server, options={"dir": str(tmp_path)})
+    c = client(srv)
+    fill_every_type(c)
+    assert srv.client().call("BGREWRITEAOF") == "Background append only file rewriting started"
+    wait_rewrite_done(srv)
+    folder = tmp_path / "appendonlydir"
+    assert sorted(os.listdir(folder)) == ["appendonly.aof.1.base.rdb", MANIFEST]
+    assert (folder / MANIFEST).read_text() == "file appendonly.aof.1.base.rdb seq 1 type b\n"
+    info = info_persistence(srv)
+    assert (info["aof_enabled"], info["aof_rewrites"], info["aof_last_bgrewrite_status"]) == (0, 1, "ok")
+    # The next one follows on, in the base format asked for, and replaces the previous base.
+    assert c.config_set("aof-use-rdb-preamble", "no")
+    c.set("after", "1")
+    assert srv.client().call("BGREWRITEAOF") == "Background append only file rewriting started"
+    wait_rewrite_done(srv)
+    assert sorted(os.listdir(folder)) == ["appendonly.aof.2.base.aof", MANIFEST]
+    assert (folder / MANIFEST).read_text() == "file appendonly.aof.2.base.aof seq 2 type b\n"
+    assert info_persistence(srv)["aof_rewrites"] == 2
+    before = state(srv)
+    srv.stop()
+    # The base alone is a log that a start with appendonly yes loads.
+    again = up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
+    assert state(again) == before
+
+
 @pytest.mark.parametrize("preamble, base", [("yes", "base.rdb"), ("no", "base.aof")])
 def test_turning_appendonly_on_writes_the_data_set_first(start_server, tmp_path, preamble, base):
     srv = up(start_server, options={"dir": str(tmp_path), "aof-use-rdb-preamble": preamble})
@@ -469,6 +495,40 @@ def test_kill9_under_appendfsync_always_loses_no_acknowledged_write(start_server
         assert set(items) <= c.smembers(f"set:{n}")
         assert c.zcard(f"zset:{n}") >= len(items)
         assert int(c.get(f"count:{n}")) >= len(items)
+
+
+def test_kill9_under_appendfsync_everysec_loses_at_most_the_last_two_seconds(start_server, tmp_path):
+    # A kill -9 leaves what the server wrote in the kernel's page cache, so this bounds what a
+    # crashed process loses (Redis and lapse write the log before they reply, so: nothing);
+    # the once-a-second fsync that bounds a power loss is the same thread (README, bench/RESULTS.md).
+    options = aof_options(tmp_path, appendfsync="everysec", **{"aof-use-rdb-preamble": "no"})
+    srv = up(start_server, options=options)
+    acked = []  # (monotonic time of the reply, value acknowledged)
+    stop = threading.Event()
+
+    def writer():
+        c = client(srv)
+        try:
+            while not stop.is_set():
+                value = c.incr("counter")
+                acked.append((time.monotonic(), value))
+        except (redis.ConnectionError, redis.TimeoutError):
+            pass
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    # At least three seconds of acknowledged writes before the kill, so that the bound bites.
+    wait_until(lambda: acked and acked[-1][0] - acked[0][0] > 3.5, what="three seconds of writes")
+    info = info_persistence(srv)
+    assert (info["aof_enabled"], info["aof_last_write_status"], info["aof_delayed_fsync"]) == (1, "ok", 0)
+    assert info["aof_pending_bio_fsync"] == 0 or info["aof_pending_bio_fsync"] == 1
+    killed_at = time.monotonic()
+    srv.kill9()
+    stop.set()
+    thread.join()
+    recovered = int(client(up(start_server, options=options)).get("counter"))
+    acked_two_seconds_before = max(v for t, v in acked if t <= killed_at - 2)
+    assert acked_two_seconds_before <= recovered <= acked[-1][1] + 1
 
 
 # ---- torn and corrupt files ----

@@ -1,0 +1,146 @@
+"""rdb_changes_since_last_save counts changes as Redis's server.dirty does (issue 17): one per
+key or element a write changed, nothing for a write that failed or changed nothing. Each row
+of the table runs its set-up, then one command, and compares the counter's delta; run with
+LAPSE_TARGET=redis the same table checks that the deltas are Redis 7.0.15's.
+"""
+import shlex
+
+import pytest
+
+from lapse_harness import RespError
+
+
+def changes(raw) -> int:
+    text = raw.call("INFO", "persistence").decode()
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    return int(fields["rdb_changes_since_last_save"])
+
+
+# (set-up commands, the command measured, Redis's delta)
+CASES = [
+    ([], "SET k v", 1),
+    (["SET k v"], "SET k w NX", 0),
+    ([], "SET k v XX", 0),
+    ([], "SET k v GET", 1),
+    ([], "MSET a 1 b 2 c 3", 3),
+    (["SET a 1"], "MSETNX a 1 b 2", 0),
+    ([], "MSETNX a 1 b 2", 2),
+    ([], "SETNX k v", 1),
+    (["SET k v"], "SETNX k v", 0),
+    ([], "SETEX k 100 v", 1),
+    ([], "APPEND k v", 1),
+    ([], "INCR n", 1),
+    ([], "INCRBY n 5", 1),
+    ([], "INCRBYFLOAT n 1.5", 1),
+    (["SET k v"], "INCR k", 0),
+    ([], "SETRANGE k 0 abc", 1),
+    ([], "SETRANGE k 0 ''", 0),
+    (["SET k v"], "GETDEL k", 1),
+    ([], "GETDEL k", 0),
+    (["SET k v"], "GETSET k w", 1),
+    (["SET k v"], "GETEX k EX 100", 1),
+    (["SET k v"], "GETEX k", 0),
+    (["SET a 1", "SET b 2", "SET c 3"], "DEL a b c d", 3),
+    ([], "DEL a", 0),
+    (["SET a 1", "SET b 2"], "UNLINK a b x", 2),
+    (["SET k v"], "EXPIRE k 100", 1),
+    ([], "EXPIRE k 100", 0),
+    (["SET k v EX 100"], "EXPIRE k 50 GT", 0),
+    (["SET k v EX 100"], "PERSIST k", 1),
+    (["SET k v"], "PERSIST k", 0),
+    (["SET k v"], "PEXPIREAT k 99999999999999", 1),
+    (["SET k v"], "EXPIRE k 0", 1),
+    (["SET k v"], "RENAME k k2", 1),
+    (["SET k v", "SET k2 v"], "RENAMENX k k2", 0),
+    (["SET k v"], "COPY k k2", 1),
+    ([], "SADD s a b c", 3),
+    (["SADD s a"], "SADD s a b c", 2),
+    (["SADD s a b c"], "SREM s a b x", 2),
+    (["SADD s a b c"], "SPOP s", 1),
+    (["SADD s a b c"], "SPOP s 2", 2),
+    (["SADD s a b"], "SMOVE s t a", 2),
+    (["SADD s a b", "SADD t b c"], "SINTERSTORE d s t", 1),
+    ([], "HSET h a 1 b 2 c 3", 3),
+    (["HSET h a 1"], "HSET h a 1 b 2", 2),
+    (["HSET h a 1"], "HMSET h a 1 b 2", 2),
+    ([], "HSETNX h a 1", 1),
+    (["HSET h a 1"], "HSETNX h a 1", 0),
+    (["HSET h a 1 b 2"], "HDEL h a b x", 2),
+    ([], "HINCRBY h a 1", 1),
+    ([], "LPUSH l a b c", 3),
+    ([], "LPUSHX l a", 0),
+    (["RPUSH l a"], "RPUSHX l a b", 2),
+    (["RPUSH l a b c"], "LPOP l", 1),
+    (["RPUSH l a b c"], "LPOP l 2", 2),
+    (["RPUSH l a b c"], "RPOP l 5", 3),
+    ([], "RPOP l", 0),
+    (["RPUSH l a b c"], "LSET l 0 x", 1),
+    (["RPUSH l a b a"], "LREM l 0 a", 2),
+    (["RPUSH l a b c"], "LINSERT l BEFORE b x", 1),
+    (["RPUSH l a b c"], "LINSERT l BEFORE z x", 0),
+    (["RPUSH l a b c"], "LMOVE l m LEFT RIGHT", 1),
+    (["RPUSH l a b c"], "LMPOP 1 l LEFT COUNT 2", 2),
+    ([], "ZADD z 1 a 2 b", 2),
+    (["ZADD z 1 a"], "ZADD z 1 a 3 b", 1),
+    (["ZADD z 1 a"], "ZADD z CH 5 a 3 b", 2),
+    (["ZADD z 1 a"], "ZADD z INCR 2 a", 1),
+    (["ZADD z 1 a 2 b"], "ZREM z a b x", 2),
+    ([], "ZINCRBY z 1 a", 1),
+    (["ZADD z 1 a 2 b 3 c"], "ZPOPMIN z 2", 2),
+    (["ZADD z 1 a 2 b 3 c"], "ZPOPMAX z", 1),
+    (["ZADD z 1 a 2 b 3 c"], "ZREMRANGEBYSCORE z 1 2", 2),
+    (["ZADD z 1 a 2 b"], "ZUNIONSTORE d 1 z", 1),
+    (["ZADD z 1 a 2 b 3 c"], "ZMPOP 1 z MIN COUNT 2", 2),
+    ([], "XADD x 1-1 f v", 1),
+    (["XADD x 1-1 f v", "XADD x 2-1 f v"], "XDEL x 1-1 2-1 3-1", 2),
+    (["XADD x 1-1 f v", "XADD x 2-1 f v"], "XTRIM x MAXLEN 0", 2),
+    (["PFADD p a b c"], "PFADD p a", 0),
+    ([], "SETBIT b 7 1", 1),
+    (["SETBIT b 7 1"], "SETBIT b 7 1", 0),
+    ([], "BITFIELD b SET u8 0 5 INCRBY u8 0 1", 2),
+    ([], "GEOADD g 13.36 38.11 a 15.08 37.50 b", 2),
+    (["RPUSH l 3 1 2"], "SORT l STORE d", 3),
+    ([], "EVAL \"redis.call('SET','a','1') redis.call('SADD','s','a','b')\" 0", 3),
+]
+
+
+@pytest.mark.parametrize("setup,command,expected", CASES, ids=[c[1] for c in CASES])
+def test_changes_counted_as_redis_counts_them(raw, setup, command, expected):
+    for line in setup:
+        assert not isinstance(raw.call(*shlex.split(line)), RespError), line
+    before = changes(raw)
+    raw.call(*shlex.split(command))
+    assert changes(raw) - before == expected
+
+
+def test_resp3_pops_count_each_element(raw):
+    assert raw.call("HELLO", "3")
+    raw.call("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    before = changes(raw)
+    assert raw.call("ZPOPMIN", "z", "2") == [[b"a", 1.0], [b"b", 2.0]]
+    assert raw.call("ZPOPMIN", "z") == [b"c", 3.0]
+    assert changes(raw) - before == 3
+
+
+def test_failed_writes_and_transactions(raw):
+    raw.call("SET", "str", "v")
+    before = changes(raw)
+    assert raw.call("SADD", "str", "a") == RespError(
+        "WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert raw.call("LPUSH", "l") == RespError("ERR wrong number of arguments for 'lpush' command")
+    assert changes(raw) == before
+    raw.call("MULTI")
+    raw.call("MSET", "a", "1", "b", "2")
+    raw.call("SADD", "s", "x", "y", "z")
+    raw.call("DEL", "missing")
+    assert raw.call("EXEC") == ["OK", 3, 0]
+    assert changes(raw) - before == 5
+
+
+def test_save_resets_the_count(raw):
+    raw.call("MSET", "a", "1", "b", "2")
+    assert changes(raw) >= 2
+    assert raw.call("SAVE") == "OK"
+    assert changes(raw) == 0
+    raw.call("HSET", "h", "f1", "1", "f2", "2", "f3", "3")
+    assert changes(raw) == 3
