@@ -213,7 +213,9 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   size_t written = stream_.TryWrite(asio::buffer(output_), ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
   if (!ec && written < output_.size()) {
-    pending_output_ = output_.size() - written;
+    // The whole write counts as pending, as it did before the direct send, since it stands
+    // for the replies the client has yet to take (Redis's output buffer holds all of them).
+    pending_output_ = output_.size();
     pending_since_ms_ = server_.clock().NowMs();
     info_->output_bytes.store(pending_output_, std::memory_order_relaxed);
     info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
