@@ -195,9 +195,9 @@ awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
   co_return true;
 }
 
-// Writes everything pending before returning. False when the connection must close: the write failed,
-// or the replies exceed the hard output buffer limit (then nothing is written, as Redis drops
-// such a client without sending the rest).
+// Writes everything pending before returning. False when the connection must close: the
+// write failed, or the replies exceed the hard output buffer limit (then nothing is written,
+// as Redis drops such a client without sending the rest).
 awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   if (output_.empty()) co_return true;
   OutputBufferLimit limit = server_.output_limit(info_->subscribed());
