@@ -195,9 +195,9 @@ awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
   co_return true;
 }
 
-// One write of everything pending. False when the connection must close: the write failed,
-// or the replies exceed the hard output buffer limit (then nothing is written, as Redis drops
-// such a client without sending the rest).
+// Writes everything pending before returning. False when the connection must close: the
+// write failed, or the replies exceed the hard output buffer limit (then nothing is written,
+// as Redis drops such a client without sending the rest).
 awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   if (output_.empty()) co_return true;
   OutputBufferLimit limit = server_.output_limit(info_->subscribed());
@@ -205,14 +205,24 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
     spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
     co_return false;
   }
-  pending_output_ = output_.size();
-  pending_since_ms_ = server_.clock().NowMs();
-  info_->output_bytes.store(output_.size(), std::memory_order_relaxed);
-  info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   boost::system::error_code ec;
-  co_await stream_.Write(asio::buffer(output_), ec);
-  pending_output_ = 0;
-  info_->output_bytes.store(0, std::memory_order_relaxed);
+  // Most replies fit the socket's send buffer: written here, they cost no trip through the
+  // event loop (Asio posts the completion of a write even when it finished at once, and the
+  // loop then often polls epoll before resuming this coroutine). Only what the socket does
+  // not take now waits in the coroutine's write, where the soft output limit watches it.
+  size_t written = stream_.TryWrite(asio::buffer(output_), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+  if (!ec && written < output_.size()) {
+    // The whole write counts as pending, as it did before the direct send, since it stands
+    // for the replies the client has yet to take (Redis's output buffer holds all of them).
+    pending_output_ = output_.size();
+    pending_since_ms_ = server_.clock().NowMs();
+    info_->output_bytes.store(pending_output_, std::memory_order_relaxed);
+    info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
+    co_await stream_.Write(asio::buffer(output_) + written, ec);
+    pending_output_ = 0;
+    info_->output_bytes.store(0, std::memory_order_relaxed);
+  }
   counters.Bump(counters.net_output_bytes, output_.size());
   if (output_.capacity() > 1024 * 1024) {
     output_ = std::string();

@@ -2,7 +2,10 @@
 //
 // One client socket, served by one coroutine on the thread the listener assigned it to:
 // read whatever has arrived, parse every complete command in it, execute them as a batch,
-// write all their replies with one write, repeat. A partial command stays at the front of
+// write all their replies with one write, repeat. The write is a direct non-blocking send
+// when the socket takes the replies whole, which is almost always: the coroutine then goes
+// straight back to reading, without the trip through the event loop that Asio makes to
+// complete even a write that finished at once. A partial command stays at the front of
 // the input buffer until the rest arrives. A client of the TLS port is served the same way,
 // after the handshake, through the same ClientStream (server/client_stream.h).
 #pragma once

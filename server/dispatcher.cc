@@ -159,10 +159,13 @@ void Dispatcher::Refuse(const Admission& admission, protocol::ReplyWriter& reply
   server_.error_stats().CountIfError(*reply.buffer(), before);
 }
 
-void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
-                           const std::vector<std::string_view>& args, const std::string& out, size_t before) {
+std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id,
+                                                            std::chrono::steady_clock::time_point start,
+                                                            const std::vector<std::string_view>& args,
+                                                            const std::string& out, size_t before) {
   CommandCounters& cc = server_.counters(session_.home).per_command[stat_id];
-  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  auto end = std::chrono::steady_clock::now();
+  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
   ThreadCounters::Bump(cc.calls);
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   bool failed = RepliedWithError(out, before);
@@ -179,6 +182,7 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   server_.latency().AddSampleIfNeeded((spec.flags & kFast) ? "fast-command" : "command", micros / 1000);
   if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
   if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args);
+  return end;
 }
 
 // Redis shows a script's EVAL or FCALL before the commands the script runs, and a blocking
@@ -330,8 +334,13 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
                                       size_t flush_at) {
   ThreadCounters& counters = server_.counters(session_.home);
   size_t ran = 0;
+  // The clock reading that ended one command's time starts the next one's when nothing but
+  // its own dispatch came between them: one clock read per command of a pipeline instead
+  // of two (a tenth of the CPU per command at pipeline 16 went to reading the clock).
+  std::optional<std::chrono::steady_clock::time_point> previous_end;
   for (const auto& args : batch) {
     if (session_.close_after_reply || out->size() >= flush_at) break;
+    std::optional<std::chrono::steady_clock::time_point> carried = std::exchange(previous_end, std::nullopt);
     ++ran;
     counters.Bump(counters.commands);
     ReplyGate gate(*this, out);
@@ -346,6 +355,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     const CommandSpec& spec = *admission.spec;
     if (server_.client_pause().Holds(spec, session_.multi)) [[unlikely]] {
       if (!co_await WaitOutPause(spec, out)) break;
+      carried.reset();
     }
     if (session_.multi.active && !(spec.flags & kNotQueued)) {
       Queue(admission, args, reply);
@@ -353,7 +363,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     }
     size_t before = out->size();
     size_t flushed = flushed_;
-    auto start = std::chrono::steady_clock::now();
+    auto start = carried ? *carried : std::chrono::steady_clock::now();
     try {
       ShardSet::GiveUpWaitsWhenBusy give_up(server_.running_scripts().busy_counter());
       tracking_context_.client = session_.info.get();
@@ -378,7 +388,7 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       reply.Error(BusyError());
       server_.error_stats().CountIfError(*out, before);
     }
-    CountCall(spec, admission.stat_id, start, args, *out, before);
+    auto end = CountCall(spec, admission.stat_id, start, args, *out, before);
     // Messages that reached this client while its command ran, its own command's among them,
     // go before that command's reply, as Redis sends them; invalidations go after it, its
     // own command's too (as in Redis 7.0), and before the next command's reply.
@@ -388,7 +398,11 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     if (!push.empty()) [[unlikely]] out->append(push.Take());
     EndCachingAnswer(&spec);
     // Clients blocked on keys this command wrote are served before anything else runs here.
-    if (!engine::ReadyKeys().empty()) [[unlikely]] ServeReadyKeys(server_);
+    if (!engine::ReadyKeys().empty()) [[unlikely]] {
+      ServeReadyKeys(server_);
+      continue;  // their time is not the next command's
+    }
+    previous_end = end;
   }
   if (!MakeLogDurableAtOnce()) co_await MakeLogDurable();
   // Like Redis's once per event-loop turn: the BCAST changes of the whole batch in one message,

@@ -100,7 +100,9 @@ class Dispatcher {
   void Queue(const Admission& admission, const std::vector<std::string_view>& args, protocol::ReplyWriter& reply);
   // Counts a command that ran (INFO commandstats): its call, its time since `start`, and
   // whether its reply, from out[before] on, is an error; logs it if it was slow (SLOWLOG).
-  void CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
+  // Returns the clock reading that ended its time, which the next command of a batch may
+  // take as its start.
+  std::chrono::steady_clock::time_point CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
                  const std::vector<std::string_view>& args, const std::string& out, size_t before);
   // CLIENT PAUSE: waits while the pause holds `spec`, after writing the replies so far; false
   // when the client was killed meanwhile.

@@ -118,6 +118,23 @@ def test_pipeline_10000_raw_single_write(raw):
             assert reply == (None if want is None else str(want).encode()), i
 
 
+def test_replies_larger_than_the_socket_takes_arrive_whole_and_in_order(connect):
+    # 2 x 8 MB of replies outgrow the socket buffers of a client that does not read: the
+    # server writes what the socket takes at once and the rest as the client drains it,
+    # serving its other clients meanwhile.
+    slow, other = connect(), connect()
+    big = bytes(random.Random(11).randrange(256) for _ in range(1 << 16)) * 128
+    assert slow.call("SET", "big", big) == "OK"
+    slow.send_raw(commands(("GET", "big"), ("INCR", "n"), ("GET", "big"), ("PING",)))
+    assert other.call("INCR", "m") == 1
+    assert other.call_raw("PING") == b"+PONG\r\n"
+    want = b"$%d\r\n" % len(big) + big + b"\r\n"
+    assert slow.read_reply_raw() == want
+    assert slow.read_reply_raw() == b":1\r\n"
+    assert slow.read_reply_raw() == want
+    assert slow.read_reply_raw() == b"+PONG\r\n"
+
+
 def test_pipeline_errors_keep_their_place(raw):
     replies = raw.pipeline([("SET", "a", "1"), ("NOSUCH",), ("GET", "a"), ("GET",), ("INCR", "a"),
                             ("SELECT", 99), ("MGET", "a", "b"), ("PING",)])
