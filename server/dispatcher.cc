@@ -164,7 +164,8 @@ void Dispatcher::CountCall(const CommandSpec& spec, uint32_t stat_id, std::chron
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
   ThreadCounters::Bump(cc.calls);
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
-  bool failed = RepliedWithError(out, before);
+  bool uncounted = std::exchange(session_.error_reply_uncounted, false);
+  bool failed = !uncounted && RepliedWithError(out, before);
   if (failed) ThreadCounters::Bump(cc.failed);
   // `save` rules count writes (rdb_changes_since_last_save); EXEC and EVAL count through
   // the commands they run.
@@ -264,7 +265,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   std::get<ConnHandler>(spec.handler)(cmd);
   if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
-  server_.error_stats().CountIfError(*out, before);
+  if (!session_.error_reply_uncounted) server_.error_stats().CountIfError(*out, before);
 }
 
 awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
