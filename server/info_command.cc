@@ -177,24 +177,26 @@ void AppendClients(ConnCommand& c, std::string& out) {
   Line(out, "clients_in_timeout_table", uint64_t{0});
 }
 
-// Lua's VM memory is not measured apart from the allocator's total; the script and function
-// caches are (MEMORY STATS's lua.caches and functions.caches).
+// The VM figures are what the threads' Lua states hold (a state is made on a thread's first
+// script, so 0 until then); the script and function caches are MEMORY STATS's lua.caches and
+// functions.caches.
 void AppendScriptMemory(ConnCommand& c, const MemoryOverhead& m, std::string& out) {
   size_t functions = 0, libraries = 0;
   for (const auto& [name, library] : c.server.functions().Current()->libraries) {
     ++libraries;
     functions += library.functions.size();
   }
-  Line(out, "used_memory_lua", uint64_t{0});
-  Line(out, "used_memory_vm_eval", uint64_t{0});
-  Line(out, "used_memory_lua_human", HumanBytes(0));
+  Server::LuaVmMemory vm = c.server.lua_vm_memory();
+  Line(out, "used_memory_lua", vm.eval);
+  Line(out, "used_memory_vm_eval", vm.eval);
+  Line(out, "used_memory_lua_human", HumanBytes(vm.eval));
   Line(out, "used_memory_scripts_eval", m.lua_caches);
   Line(out, "number_of_cached_scripts", static_cast<uint64_t>(m.scripts));
   Line(out, "number_of_functions", static_cast<uint64_t>(functions));
   Line(out, "number_of_libraries", static_cast<uint64_t>(libraries));
-  Line(out, "used_memory_vm_functions", uint64_t{0});
-  Line(out, "used_memory_vm_total", uint64_t{0});
-  Line(out, "used_memory_vm_total_human", HumanBytes(0));
+  Line(out, "used_memory_vm_functions", vm.functions);
+  Line(out, "used_memory_vm_total", vm.eval + vm.functions);
+  Line(out, "used_memory_vm_total_human", HumanBytes(vm.eval + vm.functions));
   Line(out, "used_memory_functions", m.functions_caches);
   Line(out, "used_memory_scripts", m.lua_caches + m.functions_caches);
   Line(out, "used_memory_scripts_human", HumanBytes(m.lua_caches + m.functions_caches));

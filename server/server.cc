@@ -262,7 +262,7 @@ LuaEngine& Server::lua() {
   ThreadLua& mine = lua_[t >= 0 ? static_cast<size_t>(t) : lua_.size() - 1];
   uint64_t epoch = scripts_.epoch();
   if (mine.engine == nullptr || mine.epoch != epoch) {
-    mine.engine = std::make_unique<LuaEngine>();
+    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kScripts, mine.vm_bytes.get());
     mine.epoch = epoch;
   }
   return *mine.engine;
@@ -273,7 +273,7 @@ LuaEngine& Server::function_lua() {
   ThreadLua& mine = function_lua_[t >= 0 ? static_cast<size_t>(t) : function_lua_.size() - 1];
   std::shared_ptr<const FunctionRegistry::Snapshot> libraries = functions_.Current();
   if (mine.engine == nullptr || mine.epoch != libraries->epoch) {
-    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kFunctions);
+    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kFunctions, mine.vm_bytes.get());
     mine.epoch = libraries->epoch;
     std::vector<FunctionInfo> loaded;
     for (const auto& [name, library] : libraries->libraries) {
@@ -291,6 +291,16 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
   double ru = rejected ? engine::kRejectedRu : charge.ru;
   engine::RuMeter* meter = &ru_meter_;
   if (charge.container != nullptr) {
+Server::LuaVmMemory Server::lua_vm_memory() const {
+  auto sum = [](const std::vector<ThreadLua>& states) {
+    int64_t bytes = 0;
+    for (const ThreadLua& state : states) bytes += state.vm_bytes->load(std::memory_order_relaxed);
+    // Redis shows lua_gc's count of kilobytes, times 1024.
+    return static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) / 1024 * 1024;
+  };
+  return {sum(lua_), sum(function_lua_)};
+}
+
     charge.container->ru_user_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
     if (charge.container->meter.limit() > 0) meter = &charge.container->meter;
   }

@@ -132,6 +132,12 @@ class Server {
   std::atomic<uint64_t>& ru_billed_milli() { return ru_billed_milli_; }
   // The idle timeout in seconds (0: none), read by every connection's watchdog.
   int64_t idle_timeout_s() const { return idle_timeout_s_.load(std::memory_order_relaxed); }
+  // The memory of the Lua states, summed over the threads' states (INFO's
+  // used_memory_vm_eval and used_memory_vm_functions); from any thread.
+  struct LuaVmMemory {
+    uint64_t eval = 0, functions = 0;
+  };
+  LuaVmMemory lua_vm_memory() const;
   // Live limits every connection reads (CONFIG SET changes them for connected clients too).
   int64_t query_buffer_limit() const { return query_buffer_limit_.load(std::memory_order_relaxed); }
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
@@ -272,6 +278,9 @@ class Server {
   MemoryGauge memory_;
   std::unique_ptr<Evictor> evictor_;
   std::atomic<uint64_t> ru_billed_milli_{0};
+    // What the thread's states hold, counted by their allocator; made once and never moved,
+    // so INFO reads it from any thread while the engine is replaced.
+    std::unique_ptr<std::atomic<int64_t>> vm_bytes = std::make_unique<std::atomic<int64_t>>(0);
 };
 
 }  // namespace lapse::server
