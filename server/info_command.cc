@@ -173,8 +173,7 @@ void AppendClients(ConnCommand& c, std::string& out) {
   Line(out, "client_recent_max_output_buffer", uint64_t{0});
   Line(out, "blocked_clients", static_cast<uint64_t>(c.server.blocking().blocked_clients.load()));
   Line(out, "tracking_clients", static_cast<uint64_t>(c.server.tracking().clients()));
-  // Blocked clients are not kept in a timeout table.
-  Line(out, "clients_in_timeout_table", uint64_t{0});
+  Line(out, "clients_in_timeout_table", static_cast<uint64_t>(c.server.blocking().clients_in_timeout_table.load()));
 }
 
 // The VM figures are what the threads' Lua states hold (a state is made on a thread's first
