@@ -265,6 +265,13 @@ void Zeros(std::string& out, std::initializer_list<const char*> names) {
 
 struct StatsTotals {
   uint64_t commands = 0, in_bytes = 0, out_bytes = 0;
+// Bytes per second as Redis shows them: kilobytes with two decimals.
+std::string Kbps(uint64_t bytes_per_second) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.2f", static_cast<float>(bytes_per_second) / 1024);
+  return buf;
+}
+
   uint64_t expired = 0, volatile_keys = 0, lag_max = 0, hits = 0, misses = 0;
   long double stale = 0;
 };
@@ -272,15 +279,18 @@ struct StatsTotals {
 void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
   Line(out, "total_connections_received", c.server.connections_received().load());
   Line(out, "total_commands_processed", t.commands);
-  Line(out, "instantaneous_ops_per_sec", uint64_t{0});
+  const InstantaneousMetrics& instantaneous = c.server.instantaneous_metrics();
+  Line(out, "instantaneous_ops_per_sec", instantaneous.PerSecond(InstantaneousMetrics::kCommands));
   Line(out, "total_net_input_bytes", t.in_bytes);
   Line(out, "total_net_output_bytes", t.out_bytes);
   Zeros(out, {"total_net_repl_input_bytes", "total_net_repl_output_bytes"});
-  for (auto name : {"instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps",
-                    "instantaneous_output_repl_kbps"}) {
+  Line(out, "instantaneous_input_kbps", Kbps(instantaneous.PerSecond(InstantaneousMetrics::kNetInput)));
+  Line(out, "instantaneous_output_kbps", Kbps(instantaneous.PerSecond(InstantaneousMetrics::kNetOutput)));
+  for (auto name : {"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"}) {
     Line(out, name, std::string("0.00"));
   }
   Line(out, "rejected_connections", c.server.rejected_connections().load());
+  // No replication: its traffic is always 0.
   Zeros(out, {"sync_full", "sync_partial_ok", "sync_partial_err"});
   Line(out, "expired_keys", t.expired);
   char perc[32];

@@ -221,6 +221,7 @@ awaitable<void> Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
   error_stats_.Reset();
+  instantaneous_metrics_.Reset();
   evictor_->ResetStats();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
   // A thread's counters are written by that thread alone: the others are zeroed on their
@@ -320,6 +321,24 @@ void Server::Start() {
 
 std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
   boost::system::error_code ec;
+  asio::co_spawn(shards_->context(0), SampleInstantaneousMetrics(), asio::detached);
+}
+
+awaitable<void> Server::SampleInstantaneousMetrics() {
+  asio::steady_timer timer(shards_->context(0));
+  boost::system::error_code ec;
+  while (!shutting_down()) {
+    InstantaneousMetrics::Readings totals{};
+    for (const ThreadCounters& tc : counters_) {
+      totals[InstantaneousMetrics::kCommands] += tc.commands.load(std::memory_order_relaxed);
+      totals[InstantaneousMetrics::kNetInput] += tc.net_input_bytes.load(std::memory_order_relaxed);
+      totals[InstantaneousMetrics::kNetOutput] += tc.net_output_bytes.load(std::memory_order_relaxed);
+    }
+    auto now = std::chrono::steady_clock::now().time_since_epoch();
+    instantaneous_metrics_.Sample(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), totals);
+    timer.expires_after(InstantaneousMetrics::kPeriod);
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
   auto address = asio::ip::make_address(settings_.bind, ec);
   if (ec) return "invalid bind address '" + settings_.bind + "'";
   tcp::endpoint endpoint(address, static_cast<uint16_t>(port));

@@ -25,6 +25,7 @@
 #include "server/command_table.h"
 #include "server/error_stats.h"
 #include "server/lua_engine.h"
+#include "server/instantaneous_metrics.h"
 #include "server/running_scripts.h"
 #include "server/script_cache.h"
 #include "server/slowlog.h"
@@ -179,6 +180,8 @@ class Server {
   // maxmemory-policy says (server/eviction.h). True when it could not get under the limit:
   // commands that may grow memory are then refused with the OOM error.
   bool OutOfMemory();
+  // INFO stats' instantaneous figures, sampled on thread 0 (server/instantaneous_metrics.h).
+  const InstantaneousMetrics& instantaneous_metrics() const { return instantaneous_metrics_; }
   Evictor& evictor() { return *evictor_; }
   const Evictor& evictor() const { return *evictor_; }
   // True when maxmemory is set and the process uses more (a script's writes are refused then;
@@ -219,6 +222,9 @@ class Server {
   // Before shards_: a blocked client's coroutine, destroyed with its thread's context in
   // ~ShardSet, still counts itself out of it.
   std::unique_ptr<BlockingRegistry> blocking_;
+  // Redis's serverCron step that feeds the instantaneous figures, every
+  // InstantaneousMetrics::kPeriod until shutdown.
+  awaitable<void> SampleInstantaneousMetrics();
   LatencyMonitor latency_;  // before shards_: their reclaim loops report to it
   std::unique_ptr<ShardSet> shards_;
   std::unique_ptr<Persistence> persistence_;
@@ -256,6 +262,7 @@ class Server {
   ScriptCache scripts_;
   FunctionRegistry functions_;
   RunningScripts running_scripts_;
+  InstantaneousMetrics instantaneous_metrics_;
   std::atomic<int64_t> busy_reply_threshold_ms_{5000};
   struct ThreadLua {
     std::unique_ptr<LuaEngine> engine;
