@@ -92,6 +92,7 @@ awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   co_await c.session.stream->Write(asio::buffer(bytes), ec);
   info.output_bytes.store(0, std::memory_order_relaxed);
   ThreadCounters& counters = c.server.counters(c.session.home);
+  counters.Bump(counters.writes_processed);
   counters.Bump(counters.net_output_bytes, bytes.size());
   co_return !ec;
 }

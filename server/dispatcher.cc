@@ -496,6 +496,7 @@ awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   boost::system::error_code ec;
   co_await session_.stream->Write(asio::buffer(*out), ec);
   ThreadCounters& counters = server_.counters(session_.home);
+  counters.Bump(counters.writes_processed);
   counters.Bump(counters.net_output_bytes, out->size());
   flushed_ += out->size();
   out->clear();

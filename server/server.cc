@@ -233,6 +233,10 @@ awaitable<void> Server::ResetStats(size_t home) {
       tc.commands.store(0, std::memory_order_relaxed);
       tc.net_input_bytes.store(0, std::memory_order_relaxed);
       tc.net_output_bytes.store(0, std::memory_order_relaxed);
+      tc.reads_processed.store(0, std::memory_order_relaxed);
+      tc.writes_processed.store(0, std::memory_order_relaxed);
+      tc.reply_buffer_shrinks.store(0, std::memory_order_relaxed);
+      tc.reply_buffer_expands.store(0, std::memory_order_relaxed);
       for (size_t i = 0; i < commands_.stat_count(); ++i) {
         CommandCounters& cc = tc.per_command[i];
         cc.calls.store(0, std::memory_order_relaxed);
@@ -287,11 +291,6 @@ LuaEngine& Server::function_lua() {
   return *mine.engine;
 }
 
-double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
-  if (charge.throttled) return 0;
-  double ru = rejected ? engine::kRejectedRu : charge.ru;
-  engine::RuMeter* meter = &ru_meter_;
-  if (charge.container != nullptr) {
 Server::LuaVmMemory Server::lua_vm_memory() const {
   auto sum = [](const std::vector<ThreadLua>& states) {
     int64_t bytes = 0;
@@ -302,6 +301,11 @@ Server::LuaVmMemory Server::lua_vm_memory() const {
   return {sum(lua_), sum(function_lua_)};
 }
 
+double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
+  if (charge.throttled) return 0;
+  double ru = rejected ? engine::kRejectedRu : charge.ru;
+  engine::RuMeter* meter = &ru_meter_;
+  if (charge.container != nullptr) {
     charge.container->ru_user_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);
     if (charge.container->meter.limit() > 0) meter = &charge.container->meter;
   }
@@ -317,10 +321,6 @@ Server::LuaVmMemory Server::lua_vm_memory() const {
 void Server::Start() {
   shards_->Start();
   persistence_->Start();
-}
-
-std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
-  boost::system::error_code ec;
   asio::co_spawn(shards_->context(0), SampleInstantaneousMetrics(), asio::detached);
 }
 
@@ -339,6 +339,10 @@ awaitable<void> Server::SampleInstantaneousMetrics() {
     timer.expires_after(InstantaneousMetrics::kPeriod);
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
   }
+}
+
+std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
+  boost::system::error_code ec;
   auto address = asio::ip::make_address(settings_.bind, ec);
   if (ec) return "invalid bind address '" + settings_.bind + "'";
   tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
