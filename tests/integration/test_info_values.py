@@ -155,6 +155,11 @@ def test_lua_vm_memory_grows_with_scripts_and_functions(connect):
         assert int(m['used_memory_vm_total']) == int(m['used_memory_vm_eval']) + int(m['used_memory_vm_functions'])
         # Lua's count of kilobytes, as Redis shows it.
         assert int(m['used_memory_vm_eval']) % 1024 == 0
+    # MEMORY STATS's caches are INFO's script and function caches.
+    stats = conn.call('MEMORY', 'STATS')
+    stats = dict(zip(stats[::2], stats[1::2]))
+    assert stats[b'lua.caches'] == int(after['used_memory_scripts_eval'])
+    assert stats[b'functions.caches'] == int(after['used_memory_functions'])
     conn.call('SCRIPT', 'FLUSH')
     conn.call('FUNCTION', 'FLUSH')
 
