@@ -49,17 +49,19 @@ void WatchInput(ClientStream& stream, std::shared_ptr<BlockedClient> client, siz
 class BlockedMark {
  public:
   BlockedMark(ClientInfo& info, BlockingRegistry& registry, std::shared_ptr<BlockedClient> client)
-      : info_(info), registry_(registry) {
+      : info_(info), registry_(registry), timed_(client->deadline != asio::steady_timer::time_point::max()) {
     std::lock_guard lock(info_.blocked_mu);
     info_.blocked = std::move(client);
     info_.is_blocked.store(true, std::memory_order_relaxed);
     registry_.blocked_clients.fetch_add(1, std::memory_order_relaxed);
+    if (timed_) registry_.clients_in_timeout_table.fetch_add(1, std::memory_order_relaxed);
   }
   ~BlockedMark() {
     std::lock_guard lock(info_.blocked_mu);
     info_.blocked.reset();
     info_.is_blocked.store(false, std::memory_order_relaxed);
     registry_.blocked_clients.fetch_sub(1, std::memory_order_relaxed);
+    if (timed_) registry_.clients_in_timeout_table.fetch_sub(1, std::memory_order_relaxed);
   }
   BlockedMark(const BlockedMark&) = delete;
   BlockedMark& operator=(const BlockedMark&) = delete;
@@ -67,6 +69,7 @@ class BlockedMark {
  private:
   ClientInfo& info_;
   BlockingRegistry& registry_;
+  bool timed_;  // blocked with a timeout: in Redis's timeout table
 };
 
 // Writes the pushes that reached a blocked client: Pub/Sub messages and invalidations of
@@ -89,6 +92,7 @@ awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
   co_await c.session.stream->Write(asio::buffer(bytes), ec);
   info.output_bytes.store(0, std::memory_order_relaxed);
   ThreadCounters& counters = c.server.counters(c.session.home);
+  counters.Bump(counters.writes_processed);
   counters.Bump(counters.net_output_bytes, bytes.size());
   co_return !ec;
 }

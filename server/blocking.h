@@ -139,6 +139,8 @@ class BlockingRegistry {
 
   // INFO clients blocked_clients.
   std::atomic<int64_t> blocked_clients{0};
+  // INFO clients clients_in_timeout_table: those of them blocked with a timeout.
+  std::atomic<int64_t> clients_in_timeout_table{0};
 
  private:
   using Queue = std::deque<std::shared_ptr<BlockedClient>>;

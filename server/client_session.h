@@ -158,6 +158,10 @@ struct ClientSession {
   std::string user = "default";  // the ACL user, the connection's own copy of info->user
   protocol::RespVersion resp = protocol::RespVersion::kResp2;
   bool close_after_reply = false;  // QUIT, protocol error, kill
+  // The reply just written is an error Redis sends raw, outside its error counts (DEBUG
+  // ERROR): INFO errorstats, total_error_replies and failed_calls leave it out. The
+  // dispatcher clears it once the command is counted.
+  bool error_reply_uncounted = false;
   // CLIENT REPLY: kOff drops every reply until ON; SKIP drops the next command's reply
   // (kSkipNext while CLIENT REPLY SKIP runs, kSkipThis while that next command does).
   enum class ReplyMode { kOn, kOff, kSkipNext, kSkipThis };

@@ -22,6 +22,10 @@ constexpr size_t kFlushAt = 256 * 1024;
 // beyond, it doubles as they come, so a client that announces 512 MB and sends nothing
 // costs nothing.
 constexpr size_t kMaxReadAhead = 16 * 1024 * 1024;
+// A reply buffer that grew past this is let go of after its write rather than kept for reuse.
+constexpr size_t kMaxKeptOutput = 1024 * 1024;
+// What an empty std::string holds without allocating: growing from it is no expansion.
+const size_t kInlineCapacity = std::string().capacity();
 
 std::string Endpoint(const tcp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
 }  // namespace
@@ -60,7 +64,9 @@ void Connection::WakeForPush() {
   boost::system::error_code ec;
   size_t written = stream_.TryWrite(asio::buffer(bytes), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return stream_.Cancel();
-  server_.counters(session_.home).Bump(server_.counters(session_.home).net_output_bytes, written);
+  ThreadCounters& counters = server_.counters(session_.home);
+  counters.Bump(counters.writes_processed);
+  counters.Bump(counters.net_output_bytes, written);
   if (written == bytes.size()) return;
   push_leftover_ = bytes.substr(written);
   stream_.Cancel();
@@ -116,12 +122,18 @@ awaitable<void> Connection::Run() {
       n = session_.unread_input.size();
       std::memcpy(input_.data() + input_end_, session_.unread_input.data(), n);
       session_.unread_input.clear();
+      counters.Bump(counters.reads_processed);
     } else if (info_->push.empty() && push_leftover_.empty()) {
       reading_ = true;
       n = co_await stream_.ReadSome(asio::buffer(input_.data() + input_end_, input_.size() - input_end_), ec);
       reading_ = false;
       // A read cancelled by WakeForPush ends with nothing read: the messages are written below.
-      if (ec == asio::error::operation_aborted && stream_.is_open()) ec = {};
+      if (ec == asio::error::operation_aborted && stream_.is_open()) {
+        ec = {};
+      } else {
+        // As Redis counts a readable event, the read that finds the client gone counts too.
+        counters.Bump(counters.reads_processed);
+      }
       if (ec) break;
     }
     // The rest of a message WakeForPush began to write comes before anything else.
@@ -131,6 +143,7 @@ awaitable<void> Connection::Run() {
     counters.Bump(counters.net_input_bytes, n);
     info_->last_active_ms.store(server_.clock().NowMs(), std::memory_order_relaxed);
     info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
+    counters.client_buffers.Note(input_.capacity(), pending_output_);
 
     if (!co_await ProcessInput(counters)) break;
     if (!info_->push.empty()) output_.append(info_->push.Take());
@@ -205,6 +218,12 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
     spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
     co_return false;
   }
+  counters.client_buffers.Note(input_.capacity(), output_.size());
+  // The replies outgrew the buffer the earlier ones left (Redis's reply_buffer_expands); a
+  // first allocation is no expansion.
+  if (output_.capacity() > kept_output_capacity_ && kept_output_capacity_ > kInlineCapacity) {
+    counters.Bump(counters.reply_buffer_expands);
+  }
   boost::system::error_code ec;
   // Most replies fit the socket's send buffer: written here, they cost no trip through the
   // event loop (Asio posts the completion of a write even when it finished at once, and the
@@ -223,12 +242,17 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
     pending_output_ = 0;
     info_->output_bytes.store(0, std::memory_order_relaxed);
   }
+  counters.Bump(counters.writes_processed);
   counters.Bump(counters.net_output_bytes, output_.size());
-  if (output_.capacity() > 1024 * 1024) {
+  // Redis's reply_buffer_shrinks: a buffer grown large for one reply is not kept for the
+  // small ones that usually follow.
+  if (output_.capacity() > kMaxKeptOutput) {
     output_ = std::string();
+    counters.Bump(counters.reply_buffer_shrinks);
   } else {
     output_.clear();
   }
+  kept_output_capacity_ = output_.capacity();
   info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   co_return !ec;
 }
@@ -294,6 +318,8 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     timer.expires_after(std::chrono::seconds(1));
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
     int64_t now = server_.clock().NowMs();
+    // Seen every second even when idle, as Redis's clientsCron sees every client.
+    server_.counters(session_.home).client_buffers.Note(input_.capacity(), pending_output_);
     int64_t timeout_s = server_.idle_timeout_s();
     int64_t idle_ms = now - info_->last_active_ms.load(std::memory_order_relaxed);
     // Like Redis, the idle timeout spares blocked clients, whose own timeout applies, and

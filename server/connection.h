@@ -74,6 +74,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_ = false;  // waiting in async_read_some
   std::string push_leftover_;  // messages WakeForPush could not write at once
   size_t pending_output_ = 0;
+  size_t kept_output_capacity_ = 0;  // output_'s capacity after the last write
   int64_t pending_since_ms_ = 0;
 };
 

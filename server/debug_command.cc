@@ -89,13 +89,15 @@ void DebugPackedThreshold(ConnCommand& c, std::string_view size) {
 }
 
 // Redis sends the message after a '-' as it is, but a line break would end the reply early:
-// like Redis, those become spaces.
+// like Redis, those become spaces. Redis writes it as raw bytes, not as an error reply, so
+// that its error counts leave it out (checked against redis-server 7.0.15): so does lapse.
 void DebugError(ConnCommand& c, std::string_view message) {
   std::string text(message);
   for (char& ch : text) {
     if (ch == '\r' || ch == '\n') ch = ' ';
   }
   c.reply.Error(text);
+  c.session.error_reply_uncounted = true;
 }
 
 void DebugHelp(ConnCommand& c) {

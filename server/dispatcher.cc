@@ -168,7 +168,8 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
   ThreadCounters::Bump(cc.calls);
   ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
-  bool failed = RepliedWithError(out, before);
+  bool uncounted = std::exchange(session_.error_reply_uncounted, false);
+  bool failed = !uncounted && RepliedWithError(out, before);
   if (failed) ThreadCounters::Bump(cc.failed);
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
   // count through the commands they run.
@@ -272,7 +273,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   std::get<ConnHandler>(spec.handler)(cmd);
   if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
-  server_.error_stats().CountIfError(*out, before);
+  if (!session_.error_reply_uncounted) server_.error_stats().CountIfError(*out, before);
 }
 
 awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
@@ -513,6 +514,7 @@ awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   boost::system::error_code ec;
   co_await session_.stream->Write(asio::buffer(*out), ec);
   ThreadCounters& counters = server_.counters(session_.home);
+  counters.Bump(counters.writes_processed);
   counters.Bump(counters.net_output_bytes, out->size());
   flushed_ += out->size();
   out->clear();

@@ -168,33 +168,40 @@ void AppendClients(ConnCommand& c, std::string& out) {
   Line(out, "connected_clients", static_cast<uint64_t>(c.server.clients().size()));
   Line(out, "cluster_connections", uint64_t{0});
   Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
-  // lapse keeps no recent-peak record of client buffers (Redis's clientsCron sampling).
-  Line(out, "client_recent_max_input_buffer", uint64_t{0});
-  Line(out, "client_recent_max_output_buffer", uint64_t{0});
+  // Each thread's record of the last seconds (server/client_buffer_peaks.h).
+  ClientBufferPeaks::Peaks peaks;
+  for (size_t t = 0; t < c.server.thread_count(); ++t) {
+    ClientBufferPeaks::Peaks thread = c.server.counters(t).client_buffers.Recent();
+    peaks.input = std::max(peaks.input, thread.input);
+    peaks.output = std::max(peaks.output, thread.output);
+  }
+  Line(out, "client_recent_max_input_buffer", peaks.input);
+  Line(out, "client_recent_max_output_buffer", peaks.output);
   Line(out, "blocked_clients", static_cast<uint64_t>(c.server.blocking().blocked_clients.load()));
   Line(out, "tracking_clients", static_cast<uint64_t>(c.server.tracking().clients()));
-  // Blocked clients are not kept in a timeout table.
-  Line(out, "clients_in_timeout_table", uint64_t{0});
+  Line(out, "clients_in_timeout_table", static_cast<uint64_t>(c.server.blocking().clients_in_timeout_table.load()));
 }
 
-// Lua's VM memory is not measured apart from the allocator's total; the script and function
-// caches are (MEMORY STATS's lua.caches and functions.caches).
+// The VM figures are what the threads' Lua states hold (a state is made on a thread's first
+// script, so 0 until then); the script and function caches are MEMORY STATS's lua.caches and
+// functions.caches.
 void AppendScriptMemory(ConnCommand& c, const MemoryOverhead& m, std::string& out) {
   size_t functions = 0, libraries = 0;
   for (const auto& [name, library] : c.server.functions().Current()->libraries) {
     ++libraries;
     functions += library.functions.size();
   }
-  Line(out, "used_memory_lua", uint64_t{0});
-  Line(out, "used_memory_vm_eval", uint64_t{0});
-  Line(out, "used_memory_lua_human", HumanBytes(0));
+  Server::LuaVmMemory vm = c.server.lua_vm_memory();
+  Line(out, "used_memory_lua", vm.eval);
+  Line(out, "used_memory_vm_eval", vm.eval);
+  Line(out, "used_memory_lua_human", HumanBytes(vm.eval));
   Line(out, "used_memory_scripts_eval", m.lua_caches);
   Line(out, "number_of_cached_scripts", static_cast<uint64_t>(m.scripts));
   Line(out, "number_of_functions", static_cast<uint64_t>(functions));
   Line(out, "number_of_libraries", static_cast<uint64_t>(libraries));
-  Line(out, "used_memory_vm_functions", uint64_t{0});
-  Line(out, "used_memory_vm_total", uint64_t{0});
-  Line(out, "used_memory_vm_total_human", HumanBytes(0));
+  Line(out, "used_memory_vm_functions", vm.functions);
+  Line(out, "used_memory_vm_total", vm.eval + vm.functions);
+  Line(out, "used_memory_vm_total_human", HumanBytes(vm.eval + vm.functions));
   Line(out, "used_memory_functions", m.functions_caches);
   Line(out, "used_memory_scripts", m.lua_caches + m.functions_caches);
   Line(out, "used_memory_scripts_human", HumanBytes(m.lua_caches + m.functions_caches));
@@ -258,12 +265,20 @@ void AppendMemory(ConnCommand& c, std::string& out) {
   Line(out, "lazyfreed_objects", uint64_t{0});
 }
 
+// Bytes per second as Redis shows them: kilobytes with two decimals.
+std::string Kbps(uint64_t bytes_per_second) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.2f", static_cast<float>(bytes_per_second) / 1024);
+  return buf;
+}
+
 void Zeros(std::string& out, std::initializer_list<const char*> names) {
   for (const char* name : names) Line(out, name, uint64_t{0});
 }
 
 struct StatsTotals {
   uint64_t commands = 0, in_bytes = 0, out_bytes = 0;
+  uint64_t reads = 0, writes = 0, reply_buffer_shrinks = 0, reply_buffer_expands = 0;
   uint64_t expired = 0, volatile_keys = 0, lag_max = 0, hits = 0, misses = 0;
   long double stale = 0;
 };
@@ -271,12 +286,15 @@ struct StatsTotals {
 void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
   Line(out, "total_connections_received", c.server.connections_received().load());
   Line(out, "total_commands_processed", t.commands);
-  Line(out, "instantaneous_ops_per_sec", uint64_t{0});
+  const InstantaneousMetrics& instantaneous = c.server.instantaneous_metrics();
+  Line(out, "instantaneous_ops_per_sec", instantaneous.PerSecond(InstantaneousMetrics::kCommands));
   Line(out, "total_net_input_bytes", t.in_bytes);
   Line(out, "total_net_output_bytes", t.out_bytes);
+  // No replication: its traffic is always 0.
   Zeros(out, {"total_net_repl_input_bytes", "total_net_repl_output_bytes"});
-  for (auto name : {"instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps",
-                    "instantaneous_output_repl_kbps"}) {
+  Line(out, "instantaneous_input_kbps", Kbps(instantaneous.PerSecond(InstantaneousMetrics::kNetInput)));
+  Line(out, "instantaneous_output_kbps", Kbps(instantaneous.PerSecond(InstantaneousMetrics::kNetOutput)));
+  for (auto name : {"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"}) {
     Line(out, name, std::string("0.00"));
   }
   Line(out, "rejected_connections", c.server.rejected_connections().load());
@@ -308,11 +326,15 @@ void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
   Line(out, "tracking_total_prefixes", static_cast<uint64_t>(c.server.tracking().prefixes()));
   Line(out, "unexpected_error_replies", uint64_t{0});
   Line(out, "total_error_replies", c.server.error_stats().total());
-  // RESTORE's payload checks are not counted apart; reads and writes are not counted per
-  // call; there are no I/O threads, and reply buffers are not resized by a cron.
-  Zeros(out, {"dump_payload_sanitizations", "total_reads_processed", "total_writes_processed",
-              "io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks",
-              "reply_buffer_expands"});
+  // Redis counts the deep checks of RESTORE payloads that sanitize-dump-payload asks for;
+  // lapse reads its payloads whole in one way only and has no such separate check to count.
+  Line(out, "dump_payload_sanitizations", uint64_t{0});
+  Line(out, "total_reads_processed", t.reads);
+  Line(out, "total_writes_processed", t.writes);
+  // Every thread reads and writes its own clients: none is an I/O thread's.
+  Zeros(out, {"io_threaded_reads_processed", "io_threaded_writes_processed"});
+  Line(out, "reply_buffer_shrinks", t.reply_buffer_shrinks);
+  Line(out, "reply_buffer_expands", t.reply_buffer_expands);
 }
 
 void CmdInfo(ConnCommand& c) {
@@ -375,6 +397,10 @@ void CmdInfo(ConnCommand& c) {
     totals.commands += tc.commands.load(std::memory_order_relaxed);
     totals.in_bytes += tc.net_input_bytes.load(std::memory_order_relaxed);
     totals.out_bytes += tc.net_output_bytes.load(std::memory_order_relaxed);
+    totals.reads += tc.reads_processed.load(std::memory_order_relaxed);
+    totals.writes += tc.writes_processed.load(std::memory_order_relaxed);
+    totals.reply_buffer_shrinks += tc.reply_buffer_shrinks.load(std::memory_order_relaxed);
+    totals.reply_buffer_expands += tc.reply_buffer_expands.load(std::memory_order_relaxed);
   }
 
   std::string out;

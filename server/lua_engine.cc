@@ -224,10 +224,38 @@ void PushValue(lua_State* L, const protocol::Reply& r, int resp) {
   }
 }
 
+// luaL_newstate's allocator, counting. Lua 5.1 gives the old size of every block it frees
+// or resizes (0 for a new one), so the count is exactly what Lua's own GC count says.
+void* CountingAlloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
+  auto* bytes = static_cast<std::atomic<int64_t>*>(ud);
+  if (new_size == 0) {
+    free(ptr);
+    if (bytes != nullptr && ptr != nullptr) bytes->fetch_sub(static_cast<int64_t>(old_size), std::memory_order_relaxed);
+    return nullptr;
+  }
+  void* block = realloc(ptr, new_size);
+  if (bytes != nullptr && block != nullptr) {
+    bytes->fetch_add(static_cast<int64_t>(new_size) - static_cast<int64_t>(ptr ? old_size : 0), std::memory_order_relaxed);
+  }
+  return block;
+}
+
+// luaL_newstate's panic function: an error outside any protected call, which lapse never
+// makes on purpose.
+int Panic(lua_State* L) {
+  spdlog::critical("PANIC: unprotected error in call to Lua API ({})", lua_tostring(L, -1));
+  return 0;
+}
+
 }  // namespace
 
-LuaEngine::LuaEngine(Mode mode) : L_(luaL_newstate()) {
+LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstate(CountingAlloc, vm_bytes)) {
   lua_State* L = L_;
+  if (L == nullptr) {
+    spdlog::critical("Lua state could not be created: out of memory");
+    std::abort();
+  }
+  lua_atpanic(L, Panic);
   OpenLibrary(L, luaopen_base, "");
   OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
   OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);

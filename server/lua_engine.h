@@ -17,6 +17,7 @@
 // to Lua does its C++ work in a scope that ends before it raises an error.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -62,7 +63,11 @@ class LuaEngine {
  public:
   // Scripts (EVAL) and functions (FCALL) run in separate Lua states, as in Redis.
   enum class Mode { kScripts, kFunctions };
-  explicit LuaEngine(Mode mode = Mode::kScripts);
+  // `vm_bytes`, when given, follows what the state holds (INFO's used_memory_vm_eval and
+  // _functions): the allocator adds and takes back every block, so it reads right from any
+  // thread at any time, and drops back by all of it when the engine is destroyed. It must
+  // outlive the engine.
+  explicit LuaEngine(Mode mode = Mode::kScripts, std::atomic<int64_t>* vm_bytes = nullptr);
   ~LuaEngine();
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;

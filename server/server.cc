@@ -221,6 +221,7 @@ awaitable<void> Server::ResetStats(size_t home) {
   connections_received_.store(0);
   rejected_connections_.store(0);
   error_stats_.Reset();
+  instantaneous_metrics_.Reset();
   evictor_->ResetStats();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
   // A thread's counters are written by that thread alone: the others are zeroed on their
@@ -232,6 +233,10 @@ awaitable<void> Server::ResetStats(size_t home) {
       tc.commands.store(0, std::memory_order_relaxed);
       tc.net_input_bytes.store(0, std::memory_order_relaxed);
       tc.net_output_bytes.store(0, std::memory_order_relaxed);
+      tc.reads_processed.store(0, std::memory_order_relaxed);
+      tc.writes_processed.store(0, std::memory_order_relaxed);
+      tc.reply_buffer_shrinks.store(0, std::memory_order_relaxed);
+      tc.reply_buffer_expands.store(0, std::memory_order_relaxed);
       for (size_t i = 0; i < commands_.stat_count(); ++i) {
         CommandCounters& cc = tc.per_command[i];
         cc.calls.store(0, std::memory_order_relaxed);
@@ -262,7 +267,7 @@ LuaEngine& Server::lua() {
   ThreadLua& mine = lua_[t >= 0 ? static_cast<size_t>(t) : lua_.size() - 1];
   uint64_t epoch = scripts_.epoch();
   if (mine.engine == nullptr || mine.epoch != epoch) {
-    mine.engine = std::make_unique<LuaEngine>();
+    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kScripts, mine.vm_bytes.get());
     mine.epoch = epoch;
   }
   return *mine.engine;
@@ -273,7 +278,7 @@ LuaEngine& Server::function_lua() {
   ThreadLua& mine = function_lua_[t >= 0 ? static_cast<size_t>(t) : function_lua_.size() - 1];
   std::shared_ptr<const FunctionRegistry::Snapshot> libraries = functions_.Current();
   if (mine.engine == nullptr || mine.epoch != libraries->epoch) {
-    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kFunctions);
+    mine.engine = std::make_unique<LuaEngine>(LuaEngine::Mode::kFunctions, mine.vm_bytes.get());
     mine.epoch = libraries->epoch;
     std::vector<FunctionInfo> loaded;
     for (const auto& [name, library] : libraries->libraries) {
@@ -284,6 +289,16 @@ LuaEngine& Server::function_lua() {
     }
   }
   return *mine.engine;
+}
+
+Server::LuaVmMemory Server::lua_vm_memory() const {
+  auto sum = [](const std::vector<ThreadLua>& states) {
+    int64_t bytes = 0;
+    for (const ThreadLua& state : states) bytes += state.vm_bytes->load(std::memory_order_relaxed);
+    // Redis shows lua_gc's count of kilobytes, times 1024.
+    return static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) / 1024 * 1024;
+  };
+  return {sum(lua_), sum(function_lua_)};
 }
 
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
@@ -306,6 +321,24 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
 void Server::Start() {
   shards_->Start();
   persistence_->Start();
+  asio::co_spawn(shards_->context(0), SampleInstantaneousMetrics(), asio::detached);
+}
+
+awaitable<void> Server::SampleInstantaneousMetrics() {
+  asio::steady_timer timer(shards_->context(0));
+  boost::system::error_code ec;
+  while (!shutting_down()) {
+    InstantaneousMetrics::Readings totals{};
+    for (const ThreadCounters& tc : counters_) {
+      totals[InstantaneousMetrics::kCommands] += tc.commands.load(std::memory_order_relaxed);
+      totals[InstantaneousMetrics::kNetInput] += tc.net_input_bytes.load(std::memory_order_relaxed);
+      totals[InstantaneousMetrics::kNetOutput] += tc.net_output_bytes.load(std::memory_order_relaxed);
+    }
+    auto now = std::chrono::steady_clock::now().time_since_epoch();
+    instantaneous_metrics_.Sample(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), totals);
+    timer.expires_after(InstantaneousMetrics::kPeriod);
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
 }
 
 std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {

@@ -20,10 +20,12 @@
 #include "server/acl.h"
 #include "server/aof.h"
 #include "server/blocking.h"
+#include "server/client_buffer_peaks.h"
 #include "server/client_pause.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
+#include "server/instantaneous_metrics.h"
 #include "server/lua_engine.h"
 #include "server/running_scripts.h"
 #include "server/script_cache.h"
@@ -68,6 +70,16 @@ struct ThreadCounters {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> ru_user_milli{0};
+  // Redis's total_reads_processed and total_writes_processed: reads of a client's socket
+  // (each wait for input that ended, with bytes, at its end or in error) and writes of
+  // replies to it.
+  std::atomic<uint64_t> reads_processed{0};
+  std::atomic<uint64_t> writes_processed{0};
+  // The connections' reply buffer let go of after a large write, and grown past what it
+  // kept (server/connection.cc says when).
+  std::atomic<uint64_t> reply_buffer_shrinks{0};
+  std::atomic<uint64_t> reply_buffer_expands{0};
+  ClientBufferPeaks client_buffers;
   std::unique_ptr<CommandCounters[]> per_command;  // by CommandSpec::stat_id
   static void Bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
     c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -120,6 +132,12 @@ class Server {
   // The calling thread's Lua state, made on first use and made afresh after SCRIPT FLUSH.
   LuaEngine& lua();
   FunctionRegistry& functions() { return functions_; }
+  // The memory of the Lua states, summed over the threads' states (INFO's
+  // used_memory_vm_eval and used_memory_vm_functions); from any thread.
+  struct LuaVmMemory {
+    uint64_t eval = 0, functions = 0;
+  };
+  LuaVmMemory lua_vm_memory() const;
   RunningScripts& running_scripts() { return running_scripts_; }
   int64_t busy_reply_threshold_ms() const { return busy_reply_threshold_ms_.load(std::memory_order_relaxed); }
   // The calling thread's Lua state for functions, made afresh, with every library loaded,
@@ -162,6 +180,8 @@ class Server {
     return totals;
   }
   ClientPause& client_pause() { return client_pause_; }
+  // INFO stats' instantaneous figures, sampled on thread 0 (server/instantaneous_metrics.h).
+  const InstantaneousMetrics& instantaneous_metrics() const { return instantaneous_metrics_; }
   // Snapshots (SAVE, BGSAVE, save rules, loading); DUMP reads it through a const Server.
   Persistence& persistence() const { return *persistence_; }
   // Commands report their changes here (NotifyKeyspace); const, since a command that only
@@ -202,6 +222,9 @@ class Server {
   std::optional<std::string> ApplyTlsChanges(const Settings& current, const Settings& candidate,
                                              const std::vector<std::string_view>& names);
   std::optional<std::string> LoadConfiguredUsers();
+  // Redis's serverCron step that feeds the instantaneous figures, every
+  // InstantaneousMetrics::kPeriod until shutdown.
+  awaitable<void> SampleInstantaneousMetrics();
 
   Config& config_;
   // Settings as at start-up: only the immutable ones (databases, threads, debug) are read
@@ -239,6 +262,7 @@ class Server {
   std::atomic<uint64_t> connections_received_{0};
   std::atomic<uint64_t> rejected_connections_{0};
   ErrorStats error_stats_;
+  InstantaneousMetrics instantaneous_metrics_;
   PubSub pubsub_{[this] { return output_limit(true); }, [this] { return clock_.NowMs(); }};
   Tracking tracking_{clients_, [this](bool subscriber) { return output_limit(subscriber); },
                      [this] { return clock_.NowMs(); }};
@@ -254,6 +278,9 @@ class Server {
   struct ThreadLua {
     std::unique_ptr<LuaEngine> engine;
     uint64_t epoch = 0;
+    // What the thread's states hold, counted by their allocator; made once and never moved,
+    // so INFO reads it from any thread while the engine is replaced.
+    std::unique_ptr<std::atomic<int64_t>> vm_bytes = std::make_unique<std::atomic<int64_t>>(0);
   };
   std::vector<ThreadLua> lua_;  // one per event-loop thread, and a last one for any other thread
   std::vector<ThreadLua> function_lua_;  // the same, for functions
