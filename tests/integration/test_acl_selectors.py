@@ -345,3 +345,33 @@ def test_aclfile_selector_errors(start_server):
                     f.write(text)
                 assert c.call("ACL", "LOAD") == E("ERR " + error + unchanged)
                 assert c.call("ACL", "USERS") == [b"default"]
+
+
+def test_user_lines_with_selectors_in_the_config_file(start_server):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "lapse.conf")
+        with open(path, "w") as f:
+            f.write("user alice on >pw ~a* +get (~b* +set) (&ch +publish)\n")
+        srv = start_server(config_file=path)
+        with RawClient(srv.port) as c:
+            assert c.call("ACL", "LIST")[0] == (
+                f"user alice on #{sha('pw')} ~a* resetchannels -@all +get (~b* resetchannels -@all +set) "
+                "(resetchannels &ch -@all +publish)").encode()
+            assert c.call("AUTH", "alice", "pw") == "OK"
+            assert c.call("SET", "b1", "v") == "OK"
+            assert c.call("GET", "a1") is None
+            assert c.call("GET", "b1") == NOPERM_KEY
+            assert c.call("PUBLISH", "ch", "m") == 0
+
+
+def test_scripts_are_checked_against_selectors(admin):
+    assert admin.call("ACL", "SETUSER", "sel", "on", ">pw", "allkeys", "+eval", "+get", "(~b* +set)") == "OK"
+    with login(admin) as c:
+        assert c.call("EVAL", "return redis.call('set', 'b1', 'x')", "0") == "OK"
+        assert c.call("EVAL", "return redis.call('get', 'a1')", "0") is None
+        assert c.call("EVAL", "return redis.pcall('set', 'a1', 'x')", "0") == E(
+            "ERR The user executing the script can't access at least one of the keys mentioned in the command "
+            "arguments")
+    entry = admin.call("ACL", "LOG", "1")[0]
+    assert (entry[3], entry[5], entry[7]) == (b"key", b"lua", b"a1")
+    assert admin.call("MGET", "a1", "b1") == [None, b"x"]
