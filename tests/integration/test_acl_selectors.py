@@ -138,6 +138,16 @@ def test_selectors_follow_acl_pubsub_default(admin):
 # ---- syntax errors: exact text, nothing changed ------------------------------------------
 
 
+def test_selector_rules_as_redis_applies_them_to_the_root_too(admin):
+    # an empty rule is no rule; allkeys/~* and allchannels/&* may be repeated
+    assert admin.call("ACL", "SETUSER", "u", "", "allkeys", "~*", "allkeys", "allchannels", "&*",
+                      "(allkeys ~* allchannels &*)") == "OK"
+    assert admin.call("ACL", "LIST")[1] == b"user u off ~* &* -@all (~* &* -@all)"
+    assert admin.call("ACL", "SETUSER", "u", "%RW~*") == E(
+        "ERR Error in ACL SETUSER modifier '%RW~*': Adding a pattern after the * pattern (or the 'allkeys' flag) is "
+        "not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns")
+
+
 @pytest.mark.parametrize("rules, error", [
     (["(~x"], "ERR Unmatched parenthesis in acl selector starting at '(~x'."),
     (["(~x", "+get", "on"], "ERR Unmatched parenthesis in acl selector starting at '(~x'."),
