@@ -10,12 +10,16 @@
 //    ("client|kill") have bits of their own, as in Redis. Categories are not kept: a rule
 //    such as +@hash sets the bits of the commands in @hash at the time it is applied, and
 //    ACL LIST describes the bits back with Redis 7.0's best-fit algorithm.
+//  - Permissions live in selectors (AclSelector): the user's own, its root, and any `(...)`
+//    ones added by ACL SETUSER. A command passes when one selector allows it whole, as in
+//    Redis 7.0; the rule parsing and ACL LIST's descriptions are in acl_rules.cc.
 //  - Users are immutable snapshots (shared_ptr<const AclUser>): ACL SETUSER builds a new one
 //    and swaps it in under the registry's mutex, so a check never sees a half-made user.
 //  - The dispatcher's common case costs one branch: a client whose user may run everything
 //    on every key and channel (the default user) has ClientInfo::acl_restricted false, and
-//    nothing else is looked at. The registry sets the flag of every client of a user it
-//    changes, so the slow path re-reads the user on its next command.
+//    nothing else is looked at (its root allows everything, so its selectors never matter).
+//    The registry sets the flag of every client of a user it changes, so the slow path
+//    re-reads the user on its next command.
 //  - lapse's container and item commands are in their own category, @container; a key
 //    pattern applies to a container's name (args[1]), so a user can be limited to some
 //    containers.
