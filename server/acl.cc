@@ -34,24 +34,7 @@ constexpr std::array<AclCategoryName, 22> kCategories = {{
     {"container", kCatContainer},
 }};
 
-// Redis's reasons for refusing a rule (ACLSetUserStringError), after the modifier's name.
-constexpr std::string_view kUnknownName = "Unknown command or category name in ACL";
-constexpr std::string_view kSyntax = "Syntax error";
-constexpr std::string_view kKeyAfterAll =
-    "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try "
-    "'resetkeys' to start with an empty list of patterns";
-constexpr std::string_view kChannelAfterAll =
-    "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try "
-    "'resetchannels' to start with an empty list of channels";
-constexpr std::string_view kNoSuchPassword = "The password you are trying to remove from the user does not exist";
-constexpr std::string_view kBadHash =
-    "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
-
 constexpr int64_t kLogGroupingMs = 60000;   // Redis merges alike refusals this close together
-
-bool IsLowerHex64(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
 
 // Commands Redis's key specs mark as writing their keys without reading them (OW, RM with
 // no ACCESS): a %W~ pattern is enough for them. Every other write also reads.
@@ -69,35 +52,83 @@ uint8_t KeyPermissionsNeeded(const CommandSpec& spec) {
   return kKeyRead;
 }
 
-bool KeyAllowed(const AclUser& user, std::string_view key, uint8_t needed) {
-  for (const KeyPattern& p : user.keys) {
+bool KeyAllowed(const AclSelector& selector, std::string_view key, uint8_t needed) {
+  for (const KeyPattern& p : selector.keys) {
     if ((p.permissions & needed) == needed && engine::GlobMatch(p.pattern, key)) return true;
   }
   return false;
 }
 
-// The channels a command publishes or subscribes to, and whether they are patterns.
-std::vector<std::string_view> ChannelsOf(const CommandSpec& spec, Args args, bool* patterns) {
+// The arguments (by index) naming the channels a command publishes or subscribes to, and
+// whether they are patterns.
+std::vector<size_t> ChannelsOf(const CommandSpec& spec, Args args, bool* patterns) {
   *patterns = spec.name == "psubscribe";
-  if (spec.name == "publish" || spec.name == "spublish") return {args[1]};
-  if (spec.name == "subscribe" || spec.name == "ssubscribe" || *patterns) return {args.begin() + 1, args.end()};
-  return {};
+  std::vector<size_t> at;
+  if (spec.name == "publish" || spec.name == "spublish") {
+    at.push_back(1);
+  } else if (spec.name == "subscribe" || spec.name == "ssubscribe" || *patterns) {
+    for (size_t i = 1; i < args.size(); ++i) at.push_back(i);
+  }
+  return at;
 }
 
-std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args) {
-  std::vector<std::string_view> keys;
-  if ((spec.flags & (kContainerArg | kItemKey)) && args.size() > 1) return {args[1]};
+// The arguments (by index) naming the command's keys, in the order Redis checks them.
+std::vector<size_t> KeysOf(const CommandSpec& spec, Args args) {
+  std::vector<size_t> keys;
+  if ((spec.flags & (kContainerArg | kItemKey)) && args.size() > 1) return {1};
   if (spec.flags & kPubSub) return keys;  // shard channels are keys to the table only
   if (std::optional<size_t> at = KeyCountIndex(spec)) {
     int64_t count = 0;
     if (args.size() > *at && protocol::ParseInt64(args[*at], &count) && count > 0 &&
         count <= static_cast<int64_t>(args.size() - *at - 1)) {
-      keys.assign(args.begin() + static_cast<ptrdiff_t>(*at) + 1, args.begin() + static_cast<ptrdiff_t>(*at + 1 + count));
+      for (size_t i = *at + 1; i < *at + 1 + static_cast<size_t>(count); ++i) keys.push_back(i);
     }
     return keys;
   }
-  ForEachKeyIndex(spec, args, [&](size_t i) { keys.push_back(args[i]); });
+  ForEachKeyIndex(spec, args, [&](size_t i) { keys.push_back(i); });
   return keys;
+}
+
+// What a command touches, worked out once however many selectors look at it (Redis's
+// aclKeyResultCache).
+class CommandTargets {
+ public:
+  CommandTargets(const CommandSpec& spec, Args args) : spec_(spec), args_(args) {}
+  const std::vector<size_t>& keys() {
+    if (!keys_) keys_ = KeysOf(spec_, args_);
+    return *keys_;
+  }
+  const std::vector<size_t>& channels(bool* patterns) {
+    if (!channels_) channels_ = ChannelsOf(spec_, args_, &patterns_);
+    *patterns = patterns_;
+    return *channels_;
+  }
+
+ private:
+  const CommandSpec& spec_;
+  Args args_;
+  std::optional<std::vector<size_t>> keys_;
+  std::optional<std::vector<size_t>> channels_;
+  bool patterns_ = false;
+};
+
+// Redis's ACLSelectorCheckCmd: the command, then each key, then each channel.
+std::optional<AclDenial> CheckSelector(const AclSelector& selector, const CommandSpec& spec, uint32_t stat_id,
+                                       const std::string& full_name, Args args, CommandTargets& targets) {
+  if (!selector.allowed[stat_id]) return AclDenial{AclDenial::kCommand, full_name};
+  if (!selector.all_keys) {
+    uint8_t needed = KeyPermissionsNeeded(spec);
+    for (size_t at : targets.keys()) {
+      if (!KeyAllowed(selector, args[at], needed)) return AclDenial{AclDenial::kKey, std::string(args[at]), at};
+    }
+  }
+  if (!selector.all_channels && (spec.flags & kPubSub)) {
+    bool patterns = false;
+    for (size_t at : targets.channels(&patterns)) {
+      if (!ChannelAllowed(selector, args[at], patterns)) return AclDenial{AclDenial::kChannel, std::string(args[at]), at};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -124,7 +155,7 @@ std::string Sha256Hex(std::string_view text) {
   return out;
 }
 
-bool AclUser::Unrestricted() const {
+bool AclSelector::Unrestricted() const {
   return all_keys && all_channels && std::all_of(allowed.begin(), allowed.end(), [](bool b) { return b; });
 }
 
@@ -145,28 +176,39 @@ std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& sp
                                       const std::string& full_name, Args args) {
   // Like Redis, the commands a client may send before AUTH are never refused.
   if (spec.flags & kNoAuth) return std::nullopt;
-  if (!user.allowed[stat_id]) return AclDenial{AclDenial::kCommand, full_name};
-  if (!user.all_keys) {
-    uint8_t needed = KeyPermissionsNeeded(spec);
-    for (std::string_view key : KeysOf(spec, args)) {
-      if (!KeyAllowed(user, key, needed)) return AclDenial{AclDenial::kKey, std::string(key)};
+  CommandTargets targets(spec, args);
+  std::optional<AclDenial> reported = CheckSelector(user, spec, stat_id, full_name, args, targets);
+  if (!reported) return std::nullopt;
+  // Redis's ACLCheckAllUserCommandPerm: allowed when one selector allows it whole; else the
+  // refusal reported is the highest reason, and of those the argument furthest right.
+  for (const AclSelector& selector : user.selectors) {
+    std::optional<AclDenial> denial = CheckSelector(selector, spec, stat_id, full_name, args, targets);
+    if (!denial) return std::nullopt;
+    if (denial->reason > reported->reason ||
+        (denial->reason == reported->reason && denial->arg_index > reported->arg_index)) {
+      reported = std::move(denial);
     }
   }
-  if (!user.all_channels && (spec.flags & kPubSub)) {
-    bool patterns = false;
-    for (std::string_view channel : ChannelsOf(spec, args, &patterns)) {
-      if (!ChannelAllowed(user, channel, patterns)) return AclDenial{AclDenial::kChannel, std::string(channel)};
-    }
-  }
-  return std::nullopt;
+  return reported;
 }
 
-bool ChannelAllowed(const AclUser& user, std::string_view channel, bool is_pattern) {
-  if (user.all_channels) return true;
-  for (const std::string& p : user.channels) {
+bool ChannelAllowed(const AclSelector& selector, std::string_view channel, bool is_pattern) {
+  if (selector.all_channels) return true;
+  for (const std::string& p : selector.channels) {
     if (is_pattern ? p == channel : engine::GlobMatch(p, channel)) return true;
   }
   return false;
+}
+
+bool ChannelAllowedByAny(const AclUser& user, std::string_view channel, bool is_pattern) {
+  if (ChannelAllowed(user, channel, is_pattern)) return true;
+  return std::any_of(user.selectors.begin(), user.selectors.end(),
+                     [&](const AclSelector& s) { return ChannelAllowed(s, channel, is_pattern); });
+}
+
+bool AnySelectorHasAllChannels(const AclUser& user) {
+  return user.all_channels ||
+         std::any_of(user.selectors.begin(), user.selectors.end(), [](const AclSelector& s) { return s.all_channels; });
 }
 
 std::string NoPermError(const AclDenial& denial) {
@@ -212,9 +254,8 @@ Acl::Acl(const CommandTable& table, ClientRegistry& clients) : table_(table), cl
 
 AclUser Acl::NewUser(std::string_view name) const {
   AclUser user;
+  static_cast<AclSelector&>(user) = NewSelector();
   user.name = std::string(name);
-  user.allowed.assign(table_.stat_count(), false);
-  user.all_channels = pubsub_default_all_;
   return user;
 }
 
@@ -247,11 +288,12 @@ bool Acl::DefaultNeedsAuth() const {
 std::optional<std::string> Acl::SetUser(std::string_view name, std::span<const std::string_view> rules) {
   std::lock_guard lock(mu_);
   auto it = users_.find(std::string(name));
+  size_t unmatched = 0;
+  std::optional<std::vector<std::string>> merged = MergeSelectorArguments(rules, &unmatched);
+  if (!merged) return "ERR Unmatched parenthesis in acl selector starting at '" + std::string(rules[unmatched]) + "'.";
   AclUser user = it == users_.end() ? NewUser(name) : *it->second;
-  for (std::string_view rule : rules) {
-    if (auto reason = ApplyRule(user, rule)) {
-      return "ERR Error in ACL SETUSER modifier '" + std::string(rule) + "': " + *reason;
-    }
+  for (const std::string& rule : *merged) {
+    if (auto reason = ApplyRule(user, rule)) return "ERR Error in ACL SETUSER modifier '" + rule + "': " + *reason;
   }
   // Like Redis 7.0, a user turned off keeps its connections; only new logins are refused.
   std::string key = user.name;
@@ -293,224 +335,6 @@ void Acl::TouchClients(const std::string& name, bool disconnect) {
   for (auto& kill : kills) kill();
 }
 
-std::optional<std::string> Acl::ApplyRule(AclUser& user, std::string_view rule) const {
-  auto is = [&](std::string_view word) { return EqualsIgnoreCase(rule, word); };
-  if (is("on")) {
-    user.enabled = true;
-  } else if (is("off")) {
-    user.enabled = false;
-  } else if (is("nopass")) {
-    user.nopass = true;
-    user.passwords.clear();
-  } else if (is("resetpass")) {
-    user.nopass = false;
-    user.passwords.clear();
-  } else if (is("sanitize-payload") || is("skip-sanitize-payload")) {
-    user.sanitize_payload = is("sanitize-payload");
-  } else if (is("allkeys")) {
-    return ApplyRule(user, "~*");
-  } else if (is("resetkeys")) {
-    user.all_keys = false;
-    user.keys.clear();
-  } else if (is("allchannels")) {
-    return ApplyRule(user, "&*");
-  } else if (is("resetchannels")) {
-    user.all_channels = false;
-    user.channels.clear();
-  } else if (is("clearselectors")) {
-    // lapse has no selectors, so there are none to clear.
-  } else if (is("reset")) {
-    for (std::string_view r : {"resetpass", "resetkeys", "resetchannels", "off", "-@all", "sanitize-payload"}) ApplyRule(user, r);
-    if (pubsub_default_all_) ApplyRule(user, "&*");
-  } else if (rule.empty()) {
-    return std::string(kSyntax);
-  } else if (rule[0] == '>' || rule[0] == '#') {
-    std::string hash = rule[0] == '>' ? Sha256Hex(rule.substr(1)) : std::string(rule.substr(1));
-    if (!IsLowerHex64(hash)) return std::string(kBadHash);
-    if (std::find(user.passwords.begin(), user.passwords.end(), hash) == user.passwords.end()) user.passwords.push_back(hash);
-    user.nopass = false;
-  } else if (rule[0] == '<' || rule[0] == '!') {
-    std::string hash = rule[0] == '<' ? Sha256Hex(rule.substr(1)) : std::string(rule.substr(1));
-    if (!IsLowerHex64(hash)) return std::string(kBadHash);
-    auto it = std::find(user.passwords.begin(), user.passwords.end(), hash);
-    if (it == user.passwords.end()) return std::string(kNoSuchPassword);
-    user.passwords.erase(it);
-  } else if (rule[0] == '~' || rule[0] == '%') {
-    uint8_t permissions = rule[0] == '~' ? kKeyReadWrite : 0;
-    size_t at = 1;
-    if (rule[0] == '%') {
-      for (; at < rule.size() && rule[at] != '~'; ++at) {
-        char c = static_cast<char>(std::toupper(static_cast<unsigned char>(rule[at])));
-        if (c == 'R') permissions |= kKeyRead;
-        else if (c == 'W') permissions |= kKeyWrite;
-        else return std::string(kSyntax);
-      }
-      if (permissions == 0) return std::string(kSyntax);
-      if (at < rule.size()) ++at;  // the '~'
-    }
-    if (user.all_keys) return std::string(kKeyAfterAll);
-    std::string pattern(rule.substr(at));
-    if (pattern == "*" && permissions == kKeyReadWrite) {
-      user.all_keys = true;
-      user.keys.assign(1, KeyPattern{"*", kKeyReadWrite});
-      return std::nullopt;
-    }
-    auto same = std::find_if(user.keys.begin(), user.keys.end(), [&](const KeyPattern& p) { return p.pattern == pattern; });
-    if (same != user.keys.end()) {
-      same->permissions |= permissions;
-    } else {
-      user.keys.push_back(KeyPattern{std::move(pattern), permissions});
-    }
-  } else if (rule[0] == '&') {
-    if (user.all_channels) return std::string(kChannelAfterAll);
-    std::string pattern(rule.substr(1));
-    if (pattern == "*") {
-      user.all_channels = true;
-      user.channels.clear();
-    } else if (std::find(user.channels.begin(), user.channels.end(), pattern) == user.channels.end()) {
-      user.channels.push_back(std::move(pattern));
-    }
-  } else if (rule[0] == '(') {
-    return "lapse does not support selectors";
-  } else if (is("allcommands") || is("nocommands") || rule[0] == '+' || rule[0] == '-') {
-    return ApplyCommandRule(user, rule);
-  } else {
-    return std::string(kSyntax);
-  }
-  return std::nullopt;
-}
-
-namespace {
-// Redis's ACLChangeSelectorPerm: a command's bit, and with a container's all its subcommands'.
-void SetCommandBits(std::vector<bool>& bits, const CommandSpec& spec, bool allow) {
-  bits[spec.stat_id] = allow;
-  for (const SubcommandSpec& sub : spec.subcommands) bits[sub.stat_id] = allow;
-}
-
-// Redis's ACLSetSelectorCommandBitsForCategory.
-void SetCategoryBits(std::vector<bool>& bits, const CommandTable& table, uint32_t category, bool allow) {
-  for (const CommandSpec* spec : table.All()) {
-    if (CommandCategories(*spec) & category) SetCommandBits(bits, *spec, allow);
-    for (const SubcommandSpec& sub : spec->subcommands) {
-      if (SubcommandCategories(*spec, sub) & category) bits[sub.stat_id] = allow;
-    }
-  }
-}
-}  // namespace
-
-std::optional<std::string> Acl::ApplyCommandRule(AclUser& user, std::string_view rule) const {
-  bool allow = rule[0] == '+' || EqualsIgnoreCase(rule, "allcommands");
-  if (EqualsIgnoreCase(rule, "allcommands") || EqualsIgnoreCase(rule, "nocommands") || EqualsIgnoreCase(rule, "+@all") ||
-      EqualsIgnoreCase(rule, "-@all")) {
-    user.allowed.assign(user.allowed.size(), allow);
-    user.future_commands = allow;
-    return std::nullopt;
-  }
-  std::string_view name = rule.substr(1);
-  if (!name.empty() && name[0] == '@') {
-    uint32_t category = FindAclCategory(name.substr(1));
-    if (category == 0) return std::string(kUnknownName);
-    SetCategoryBits(user.allowed, table_, category, allow);
-    return std::nullopt;
-  }
-  size_t bar = name.find('|');
-  const CommandSpec* spec = table_.Find(name.substr(0, bar));
-  if (spec == nullptr) return std::string(kUnknownName);
-  if (bar == std::string_view::npos) {
-    SetCommandBits(user.allowed, *spec, allow);
-    return std::nullopt;
-  }
-  if (spec->subcommands.empty()) {
-    // Redis 7.0 allows a first argument of a command without subcommands (+select|0); lapse does not.
-    if (!allow) return std::string(kUnknownName);
-    return "lapse does not support first-argument rules (+command|argument) for commands without subcommands";
-  }
-  const SubcommandSpec* sub = spec->FindSubcommand(name.substr(bar + 1));
-  if (sub == nullptr) return std::string(kUnknownName);
-  user.allowed[sub->stat_id] = allow;
-  return std::nullopt;
-}
-
-// ---- description (ACL LIST, GETUSER) ----
-
-std::string Acl::DescribeKeys(const AclUser& user) {
-  if (user.all_keys) return "~*";
-  std::string out;
-  for (const KeyPattern& p : user.keys) {
-    if (!out.empty()) out += ' ';
-    out += p.permissions == kKeyRead ? "%R~" : p.permissions == kKeyWrite ? "%W~" : "~";
-    out += p.pattern;
-  }
-  return out;
-}
-
-std::string Acl::DescribeChannels(const AclUser& user) {
-  if (user.all_channels) return "&*";
-  std::string out;
-  for (const std::string& c : user.channels) {
-    if (!out.empty()) out += ' ';
-    out += "&" + c;
-  }
-  return out;
-}
-
-// Redis 7.0's ACLDescribeSelectorCommandRules: start from +@all or -@all, apply each
-// category that covers more of what is left to describe than not, then single commands for
-// the rest. What is left is a copy of the user's bits from which every category applied is
-// taken back out. Redis walks its commands in hash order, which changes from run to run;
-// lapse walks them in its table's order.
-std::string Acl::DescribeCommands(const AclUser& user, const CommandTable& table) {
-  bool additive = !user.future_commands;
-  std::string rules = additive ? "-@all " : "+@all ";
-  std::vector<bool> fake(user.allowed.size(), !additive);
-  std::vector<bool> left = user.allowed;
-  for (const AclCategoryName& category : kCategories) {
-    size_t on = 0, off = 0;
-    for (const CommandSpec* spec : table.All()) {
-      if (CommandCategories(*spec) & category.bit) (left[spec->stat_id] ? on : off)++;
-      for (const SubcommandSpec& sub : spec->subcommands) {
-        if (SubcommandCategories(*spec, sub) & category.bit) (left[sub.stat_id] ? on : off)++;
-      }
-    }
-    if ((additive && on > off) || (!additive && off > on)) {
-      SetCategoryBits(fake, table, category.bit, additive);
-      SetCategoryBits(left, table, category.bit, !additive);
-      rules += std::string(additive ? "+@" : "-@") + category.name + " ";
-    }
-  }
-  for (const CommandSpec* spec : table.All()) {
-    bool bit = user.allowed[spec->stat_id];
-    if (bit != fake[spec->stat_id]) {
-      rules += std::string(bit ? "+" : "-") + spec->name + " ";
-      SetCommandBits(fake, *spec, bit);
-    }
-    for (const SubcommandSpec& sub : spec->subcommands) {
-      bool sub_bit = user.allowed[sub.stat_id];
-      if (sub_bit != fake[sub.stat_id]) rules += std::string(sub_bit ? "+" : "-") + sub.name + " ";
-    }
-  }
-  rules.pop_back();
-  return rules;
-}
-
-std::string Acl::Describe(const AclUser& user, const CommandTable& table) {
-  std::string out = "user " + user.name + (user.enabled ? " on" : " off");
-  if (user.nopass) out += " nopass";
-  if (user.sanitize_payload) out += " sanitize-payload";
-  for (const std::string& hash : user.passwords) out += " #" + hash;
-  std::string keys = DescribeKeys(user);
-  if (!keys.empty()) out += " " + keys;
-  out += user.all_channels ? " &*" : " resetchannels";
-  if (!user.all_channels && !user.channels.empty()) out += " " + DescribeChannels(user);
-  return out + " " + DescribeCommands(user, table);
-}
-
-std::vector<std::string> Acl::Describe() const {
-  std::vector<std::string> lines;
-  for (const auto& user : All()) lines.push_back(Describe(*user, table_));
-  return lines;
-}
-
 namespace {
 std::vector<std::string_view> SplitWords(std::string_view line) {
   std::vector<std::string_view> words;
@@ -527,6 +351,7 @@ std::vector<std::string_view> SplitWords(std::string_view line) {
 std::optional<std::string> Acl::LoadUsers(std::string_view text, const std::string& source) {
   // Built apart and swapped in whole: a bad line changes nothing.
   std::map<std::string, std::shared_ptr<const AclUser>> loaded;
+  std::string errors;
   size_t line_no = 0;
   for (size_t start = 0; start <= text.size();) {
     size_t end = text.find('\n', start);
@@ -536,19 +361,24 @@ std::optional<std::string> Acl::LoadUsers(std::string_view text, const std::stri
     ++line_no;
     if (words.empty()) continue;
     std::string where = source + ":" + std::to_string(line_no);
-    if (words[0] != "user" || words.size() < 2) return where + " should start with user keyword followed by the username.";
+    // Like Redis, every line is checked and every error told, though one is enough to load nothing.
+    if (words[0] != "user" || words.size() < 2) {
+      errors += where + " should start with user keyword followed by the username. ";
+      continue;
+    }
     std::string name(words[1]);
     if (loaded.count(name) != 0) {
-      return "WARNING: Duplicate user '" + name + "' found on line " + std::to_string(line_no) + ".";
+      errors += "WARNING: Duplicate user '" + name + "' found on line " + std::to_string(line_no) + ". ";
+      continue;
     }
     // A line describes a user whole, from nothing.
     AclUser user = NewUser(name);
-    for (size_t i = 2; i < words.size(); ++i) {
-      if (auto reason = ApplyRule(user, words[i])) {
-        return where + ": Error in applying operation '" + std::string(words[i]) + "': " + *reason + ".";
-      }
-    }
+    ApplyLoadedRules(user, std::span<const std::string_view>(words).subspan(2), where, &errors);
     loaded.emplace(name, std::make_shared<const AclUser>(std::move(user)));
+  }
+  if (!errors.empty()) {
+    errors.pop_back();
+    return errors;
   }
   std::lock_guard lock(mu_);
   std::vector<std::string> old_names;
@@ -558,6 +388,33 @@ std::optional<std::string> Acl::LoadUsers(std::string_view text, const std::stri
   users_ = std::move(loaded);
   for (const std::string& name : old_names) TouchClients(name, users_.count(name) == 0);
   return std::nullopt;
+}
+
+bool Acl::ApplyLoadedRules(AclUser& user, std::span<const std::string_view> words, const std::string& where,
+                           std::string* errors) const {
+  size_t unmatched = 0;
+  std::optional<std::vector<std::string>> rules = MergeSelectorArguments(words, &unmatched);
+  if (!rules) {
+    // Redis 7.0.15 crashes on this line instead; lapse says what SETUSER would.
+    *errors += where + ": Unmatched parenthesis in acl selector starting at '" + std::string(words[unmatched]) + "'. ";
+    return false;
+  }
+  // Redis's ACLLoadFromFile quotes a rule naming an unknown command, which is no secret, and
+  // of the other errors tells only the first, without the rule: it may hold a password.
+  bool told_other = false;
+  bool ok = true;
+  for (const std::string& rule : *rules) {
+    std::optional<std::string> reason = ApplyRule(user, rule);
+    if (!reason) continue;
+    ok = false;
+    if (*reason == kAclUnknownName) {
+      *errors += where + ": Error in applying operation '" + rule + "': " + *reason + ". ";
+    } else if (!told_other) {
+      *errors += where + ": " + *reason + ". ";
+      told_other = true;
+    }
+  }
+  return ok;
 }
 
 std::string Acl::LoadFile(const std::string& path) {

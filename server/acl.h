@@ -10,12 +10,16 @@
 //    ("client|kill") have bits of their own, as in Redis. Categories are not kept: a rule
 //    such as +@hash sets the bits of the commands in @hash at the time it is applied, and
 //    ACL LIST describes the bits back with Redis 7.0's best-fit algorithm.
+//  - Permissions live in selectors (AclSelector): the user's own, its root, and any `(...)`
+//    ones added by ACL SETUSER. A command passes when one selector allows it whole, as in
+//    Redis 7.0; the rule parsing and ACL LIST's descriptions are in acl_rules.cc.
 //  - Users are immutable snapshots (shared_ptr<const AclUser>): ACL SETUSER builds a new one
 //    and swaps it in under the registry's mutex, so a check never sees a half-made user.
 //  - The dispatcher's common case costs one branch: a client whose user may run everything
 //    on every key and channel (the default user) has ClientInfo::acl_restricted false, and
-//    nothing else is looked at. The registry sets the flag of every client of a user it
-//    changes, so the slow path re-reads the user on its next command.
+//    nothing else is looked at (its root allows everything, so its selectors never matter).
+//    The registry sets the flag of every client of a user it changes, so the slow path
+//    re-reads the user on its next command.
 //  - lapse's container and item commands are in their own category, @container; a key
 //    pattern applies to a container's name (args[1]), so a user can be limited to some
 //    containers.
@@ -81,6 +85,10 @@ uint32_t CommandCategories(const CommandSpec& spec);
 // A subcommand's: Redis 7.0's for those Redis has, else its container's flags decide.
 uint32_t SubcommandCategories(const CommandSpec& container, const SubcommandSpec& sub);
 
+// Redis's reason for a rule naming no command, category or subcommand it knows (ENOENT):
+// the one refusal an aclfile's error message quotes the rule for.
+inline constexpr std::string_view kAclUnknownName = "Unknown command or category name in ACL";
+
 enum KeyPermission : uint8_t { kKeyRead = 1, kKeyWrite = 2, kKeyReadWrite = 3 };
 
 struct KeyPattern {
@@ -88,36 +96,59 @@ struct KeyPattern {
   uint8_t permissions = kKeyReadWrite;
 };
 
-struct AclUser {
-  std::string name;
-  bool enabled = false;
-  bool nopass = false;
-  bool sanitize_payload = false;  // only shown, as `reset` sets it in Redis
-  std::vector<std::string> passwords;  // SHA-256, lower-case hex, in the order added
-  std::vector<bool> allowed;           // by statistics slot (stat_id)
-  bool future_commands = false;        // set by +@all: Redis's "can run commands added later"
+// What one selector allows: commands, keys and channels, checked as a whole. A user has its
+// root selector (its own permissions) and any number of `(...)` selectors.
+struct AclSelector {
+  std::vector<bool> allowed;     // by statistics slot (stat_id)
+  bool future_commands = false;  // set by +@all: Redis's "can run commands added later"
   bool all_keys = false;
   std::vector<KeyPattern> keys;
   bool all_channels = false;
   std::vector<std::string> channels;
 
-  // The default user, and the one that needs no check at all.
   bool Unrestricted() const;
+};
+
+// The user's own fields are its root selector, so a check of a user without selectors
+// reads the same fields as before selectors existed.
+struct AclUser : AclSelector {
+  std::string name;
+  bool enabled = false;
+  bool nopass = false;
+  bool sanitize_payload = false;  // only shown, as `reset` sets it in Redis
+  std::vector<std::string> passwords;  // SHA-256, lower-case hex, in the order added
+  std::vector<AclSelector> selectors;  // the `(...)` ones, in the order added
+
+  // The default user, and the one that needs no check at all: its root allows everything.
+  bool Unrestricted() const { return AclSelector::Unrestricted(); }
   bool PasswordMatches(std::string_view password) const;
 };
 
 // Why a command was refused, and what it was refused on (a command's full name, a key or a
 // channel), for the NOPERM error and ACL LOG.
 struct AclDenial {
+  // Ordered as Redis ranks them: when no selector allows a command, the highest reason is
+  // reported, and among equal ones the argument furthest right.
   enum Reason { kCommand, kKey, kChannel } reason;
   std::string object;
+  size_t arg_index = 0;  // of the key or channel refused
 };
 
-// Checks a command (already found and arity-checked) against a user; nullopt when allowed.
+// Checks a command (already found and arity-checked) against a user: allowed when its root
+// or any one selector allows the command with all its keys and channels; nullopt then.
 std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& spec, uint32_t stat_id,
                                       const std::string& full_name, Args args);
 // Channel patterns are matched literally (PSUBSCRIBE's), channels by glob, as Redis 7.0 does.
-bool ChannelAllowed(const AclUser& user, std::string_view channel, bool is_pattern);
+bool ChannelAllowed(const AclSelector& selector, std::string_view channel, bool is_pattern);
+// Whether any of the user's selectors, root included, allows the channel.
+bool ChannelAllowedByAny(const AclUser& user, std::string_view channel, bool is_pattern);
+bool AnySelectorHasAllChannels(const AclUser& user);
+
+// Redis's ACLMergeSelectorArguments: the words of a `(...)` selector split over several
+// arguments become one rule, "(~k* +get)". nullopt when a '(' is never closed, with
+// *unmatched the index of the argument that opened it.
+std::optional<std::vector<std::string>> MergeSelectorArguments(std::span<const std::string_view> args,
+                                                               size_t* unmatched);
 
 // The error the client gets, "NOPERM ...".
 std::string NoPermError(const AclDenial& denial);
@@ -169,9 +200,11 @@ class Acl {
   // The users as `user ...` lines, ACL LIST's format.
   std::vector<std::string> Describe() const;
   static std::string Describe(const AclUser& user, const CommandTable& table);
-  static std::string DescribeCommands(const AclUser& user, const CommandTable& table);
-  static std::string DescribeKeys(const AclUser& user);
-  static std::string DescribeChannels(const AclUser& user);
+  static std::string DescribeCommands(const AclSelector& selector, const CommandTable& table);
+  static std::string DescribeKeys(const AclSelector& selector);
+  static std::string DescribeChannels(const AclSelector& selector);
+  // A selector as ACL LIST shows it: keys, channels, then command rules.
+  static std::string DescribeSelector(const AclSelector& selector, const CommandTable& table);
 
   // Logs a client in as `user` (AUTH, HELLO AUTH, RESET): its name for CLIENT LIST and its
   // restricted flag, set together under the registry's lock so that no SETUSER falls between.
@@ -188,10 +221,20 @@ class Acl {
   const CommandTable& table() const { return table_; }
 
  private:
-  // Applies one rule to `user`; Redis's reason for refusing it on failure.
+  // Applies one rule (already merged, so a selector is one rule) to `user`; Redis's reason
+  // for refusing it on failure.
   std::optional<std::string> ApplyRule(AclUser& user, std::string_view rule) const;
-  std::optional<std::string> ApplyCommandRule(AclUser& user, std::string_view rule) const;
+  // The rules a selector accepts: commands, keys, channels (Redis's ACLSetSelector).
+  std::optional<std::string> ApplySelectorRule(AclSelector& selector, std::string_view rule) const;
+  std::optional<std::string> ApplyCommandRule(AclSelector& selector, std::string_view rule) const;
+  // "(~k* +get)": a new selector from the words inside the parentheses.
+  std::optional<std::string> AddSelector(AclUser& user, std::string_view rule) const;
+  AclSelector NewSelector() const;
   AclUser NewUser(std::string_view name) const;
+  // One `user` line's rules applied to `user`, with Redis's aclfile wording for what fails
+  // (appended to *errors): false when any failed.
+  bool ApplyLoadedRules(AclUser& user, std::span<const std::string_view> words, const std::string& where,
+                        std::string* errors) const;
   // Under mu_: marks the clients of `name` for a fresh check, or disconnects them.
   void TouchClients(const std::string& name, bool disconnect);
 

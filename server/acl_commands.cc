@@ -37,12 +37,12 @@ namespace {
 // Like Redis 7.0, a client of the user subscribed to a channel or pattern the user may no
 // longer use is disconnected.
 void KillSubscribersNoLongerAllowed(Server& server, const AclUser& user) {
-  if (user.all_channels) return;
+  if (AnySelectorHasAllChannels(user)) return;
   std::vector<uint64_t> subscribed;
   server.clients().ForEach([&](ClientInfo& client) {
     if (client.user == user.name && client.subscribed()) subscribed.push_back(client.id);
   });
-  auto allowed = [&](std::string_view name, bool is_pattern) { return ChannelAllowed(user, name, is_pattern); };
+  auto allowed = [&](std::string_view name, bool is_pattern) { return ChannelAllowedByAny(user, name, is_pattern); };
   for (uint64_t id : subscribed) {
     std::shared_ptr<ClientInfo> client = server.clients().Find(id);
     if (client && !server.pubsub().AllSubscriptionsAllowed(*client, allowed)) server.clients().KillMatching([id](const ClientInfo& other) { return other.id == id; }, 0);
@@ -54,6 +54,16 @@ void AclSetUser(ConnCommand& c) {
   if (auto error = c.server.acl().SetUser(c.args[2], rules)) return c.reply.Error(*error);
   KillSubscribersNoLongerAllowed(c.server, *c.server.acl().Find(c.args[2]));
   c.reply.Ok();
+}
+
+// Redis's aclAddReplySelectorDescription: three fields of a map.
+void ReplySelector(protocol::ReplyWriter& r, const AclSelector& selector, const CommandTable& table) {
+  r.Bulk("commands");
+  r.Bulk(Acl::DescribeCommands(selector, table));
+  r.Bulk("keys");
+  r.Bulk(Acl::DescribeKeys(selector));
+  r.Bulk("channels");
+  r.Bulk(Acl::DescribeChannels(selector));
 }
 
 void AclGetUser(ConnCommand& c) {
@@ -70,14 +80,13 @@ void AclGetUser(ConnCommand& c) {
   r.Bulk("passwords");
   r.ArrayHeader(user->passwords.size());
   for (const std::string& hash : user->passwords) r.Bulk(hash);
-  r.Bulk("commands");
-  r.Bulk(Acl::DescribeCommands(*user, c.server.commands()));
-  r.Bulk("keys");
-  r.Bulk(Acl::DescribeKeys(*user));
-  r.Bulk("channels");
-  r.Bulk(Acl::DescribeChannels(*user));
+  ReplySelector(r, *user, c.server.commands());
   r.Bulk("selectors");
-  r.ArrayHeader(0);
+  r.ArrayHeader(user->selectors.size());
+  for (const AclSelector& selector : user->selectors) {
+    r.MapHeader(3);
+    ReplySelector(r, selector, c.server.commands());
+  }
 }
 
 void AclDelUser(ConnCommand& c) {

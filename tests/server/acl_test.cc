@@ -82,6 +82,51 @@ TEST_F(AclTest, DescriptionAppliesCategoriesBestFit) {
   EXPECT_EQ(Acl::DescribeCommands(*acl_.Find("alice"), table_), "-@all +@read");
 }
 
+TEST_F(AclTest, ASelectorAllowsACommandWhole) {
+  ASSERT_EQ(Set("alice", {"~a*", "+get", "(~b*", "+get", "+mget)", "(%W~w* +set)"}), std::nullopt);
+  ASSERT_EQ(acl_.Find("alice")->selectors.size(), 2u);
+  EXPECT_EQ(Check("alice", {"get", "a1"}), std::nullopt);
+  EXPECT_EQ(Check("alice", {"get", "b1"}), std::nullopt);
+  EXPECT_EQ(Check("alice", {"mget", "b1", "b2"}), std::nullopt);
+  EXPECT_EQ(Check("alice", {"set", "w1", "v"}), std::nullopt);
+  EXPECT_EQ(Check("alice", {"get", "w1"})->reason, AclDenial::kKey);
+  EXPECT_EQ(Check("alice", {"hget", "a1", "f"})->reason, AclDenial::kCommand);
+  // the root may not MGET, the first selector refuses a1 (argument 1), the second MGET
+  std::optional<AclDenial> denial = Check("alice", {"mget", "b1", "a1", "b2"});
+  ASSERT_TRUE(denial);
+  EXPECT_EQ(denial->object, "a1");
+  EXPECT_EQ(denial->arg_index, 2u);
+}
+
+TEST_F(AclTest, SelectorsDoNotMakeAUserUnrestricted) {
+  ASSERT_EQ(Set("alice", {"(~* &* +@all)"}), std::nullopt);
+  EXPECT_FALSE(acl_.Find("alice")->Unrestricted());
+  EXPECT_EQ(Check("alice", {"get", "k"}), std::nullopt);
+  ASSERT_EQ(Set("bob", {"~*", "&*", "+@all", "(+get)"}), std::nullopt);
+  EXPECT_TRUE(acl_.Find("bob")->Unrestricted());
+}
+
+TEST_F(AclTest, SelectorArgumentsAreMerged) {
+  std::vector<std::string_view> args = {"on", "(~a", "+get)", "(+set)", "(~x"};
+  size_t unmatched = 0;
+  EXPECT_EQ(MergeSelectorArguments(std::span(args).first(4), &unmatched),
+            (std::vector<std::string>{"on", "(~a +get)", "(+set)"}));
+  EXPECT_EQ(MergeSelectorArguments(args, &unmatched), std::nullopt);
+  EXPECT_EQ(unmatched, 4u);
+  EXPECT_EQ(Set("alice", args), "ERR Unmatched parenthesis in acl selector starting at '(~x'.");
+  EXPECT_EQ(acl_.Find("alice"), nullptr);
+}
+
+TEST_F(AclTest, LoadingReadsSelectorsBack) {
+  ASSERT_EQ(Set("alice", {"on", "nopass", "~a", "(~b*", "&c", "+get)"}), std::nullopt);
+  std::string line = Acl::Describe(*acl_.Find("alice"), table_);
+  EXPECT_EQ(line, "user alice on nopass ~a resetchannels -@all (~b* resetchannels &c -@all +get)");
+  ASSERT_EQ(acl_.LoadUsers(line + "\n", "f"), std::nullopt);
+  EXPECT_EQ(Acl::Describe(*acl_.Find("alice"), table_), line);
+  EXPECT_EQ(acl_.LoadUsers("user bob (~a on)\n", "f"), "f:1: Syntax error.");
+  EXPECT_EQ(acl_.LoadUsers("user bob (~a\n", "f"), "f:1: Unmatched parenthesis in acl selector starting at '(~a'.");
+}
+
 TEST_F(AclTest, LoadingKeepsTheDefaultUserUnlessDescribed) {
   acl_.SetRequirePass("secret");
   ASSERT_EQ(acl_.LoadUsers("user alice on nopass +get\n", "f"), std::nullopt);
