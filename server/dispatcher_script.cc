@@ -107,10 +107,12 @@ void Dispatcher::PrepareUndo(ShardSet::AtomicStep& step, const CommandSpec& spec
     undo.NoteShards(shards, footprint);
     if (describable && !(spec.flags & kWrite)) return;
     int64_t now = server_.clock().NowMs();
-    auto keep_all = [&](auto&& on_key) { ForEachKeyIndex(spec, Args(args), [&](size_t i) { on_key(args[i]); }); };
+    auto for_each_key = [&](auto&& on_key) { ForEachKeyIndex(spec, Args(args), [&](size_t i) { on_key(args[i]); }); };
     bool cheap = describable;
-    if (cheap) keep_all([&](std::string_view key) { cheap = cheap && undo.CanKeep(shards, session_.db, key, now); });
-    if (cheap) return keep_all([&](std::string_view key) { undo.Keep(shards, session_.db, key, now); });
+    if (cheap) {
+      for_each_key([&](std::string_view key) { cheap = cheap && undo.CanKeep(shards, session_.db, key, now); });
+    }
+    if (cheap) return for_each_key([&](std::string_view key) { undo.Keep(shards, session_.db, key, now); });
     // What cannot be taken back is done holding every shard (or not at all: ShardBusy, and
     // the script starts over before this command).
     step.RequireAll();
