@@ -109,7 +109,12 @@ void ShardSet::AtomicStep::Require(uint32_t id) {
 void ShardSet::AtomicStep::RequireAll() {
   // Taking every shard is the step's choice, not its commands' keys straying from KEYS.
   bool grew = grew_;
-  for (uint32_t id = 0; id < set_.size() && !HoldsAll(); ++id) Require(id);
+  try {
+    for (uint32_t id = 0; id < set_.size() && !HoldsAll(); ++id) Require(id);
+  } catch (const ShardBusy&) {
+    grew_ = grew;
+    throw;
+  }
   grew_ = grew;
 }
 

@@ -64,6 +64,23 @@ TEST_F(ScriptUndoTest, RollBackPutsBackEveryKeptKeyAsItWasBeforeItsFirstChange) 
   EXPECT_EQ(DbOf(second_).volatile_count(), 0u);
 }
 
+TEST_F(ScriptUndoTest, ManyKeysAreEachKeptOnce) {
+  std::vector<uint32_t> all;
+  for (uint32_t id = 0; id < shards_.size(); ++id) all.push_back(id);
+  ShardSet::AtomicStep step(shards_, all);
+  ScriptUndo undo(0);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      std::string key = "many:" + std::to_string(i);
+      undo.Keep(shards_, 0, key, kNow);
+      DbOf(key).Put(key, "round " + std::to_string(round), engine::ValueType::kString, engine::kNoDeadline, kNow);
+    }
+  }
+  EXPECT_EQ(undo.kept(), 40u);
+  undo.RollBack(shards_, kNow);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(ValueOf("many:" + std::to_string(i)), "(absent)") << i;
+}
+
 TEST_F(ScriptUndoTest, RollBackRestoresHitsAndMissesOfTheShardsItMet) {
   uint32_t id = shards_.ShardFor(first_);
   shards_.shard(id).CountReadLookup(true);
