@@ -5,8 +5,9 @@ touches with try_lock. Two such scripts that each write their declared key and t
 other's key, at the same moment on two threads, find each other's shard busy: each must take
 its write back and start over holding every shard. These tests run that crossing many times
 and check that every run completes with the results of some serial order, and that the
-world saw each script once: one keyspace event per INCR, one commandstats call per INCR, and
-an append-only file that replays to the serial result.
+world saw each script once: one keyspace event, one commandstats call and one MONITOR line
+per INCR, the charge of one run, and an append-only file that replays to the serial result.
+(Measured once with a gdb breakpoint: 24 rounds took about 38 rollbacks.)
 
 Each round uses a fresh script text (a new SHA1, so a fresh footprint), run once without
 straying so that lapse learns it keeps to its KEYS, then twice at once, crossing. The two
@@ -153,6 +154,30 @@ def test_a_taken_back_write_is_neither_notified_nor_counted_twice(clean):
         listener.close()
         for c in (admin, first, second):
             c.close()
+
+
+def test_monitor_shows_each_command_of_the_run_that_counts(clean):
+    monitor = clean.client(timeout=60)
+    assert monitor.call("MONITOR") == "OK"
+    first, second = client(clean), client(clean)
+    try:
+        for round_no in range(ROUNDS):
+            replies, a, b = crossing_round(first, second, round_no)
+            assert_serial(replies, first.get(a), first.get(b))
+        first.echo("undo-test-end")
+        incr_lines = 0
+        while True:
+            line = monitor.read_reply()
+            if '"undo-test-end"' in line:
+                break
+            if '"INCR"' in line:
+                assert "lua]" in line, line
+                incr_lines += 1
+        assert incr_lines == ROUNDS * 6
+    finally:
+        monitor.close()
+        first.close()
+        second.close()
 
 
 def test_the_append_only_file_replays_to_the_serial_result(tmp_path):
