@@ -73,6 +73,14 @@ class Shard {
   ShardStats Stats() const;
   // Counts a lookup made on behalf of a read (INFO keyspace_hits / keyspace_misses).
   void CountReadLookup(bool hit) { ++(hit ? keyspace_hits_ : keyspace_misses_); }
+  // Both counters, so that a script that starts over can take back the lookups of the run
+  // it abandoned (server/script_undo.h).
+  struct ReadLookups {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+  };
+  ReadLookups read_lookups() const { return {keyspace_hits_, keyspace_misses_}; }
+  void set_read_lookups(ReadLookups counts) { keyspace_hits_ = counts.hits, keyspace_misses_ = counts.misses; }
   // CONFIG RESETSTAT: zeroes the counters INFO stats reports.
   void ResetStats();
 

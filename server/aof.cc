@@ -181,6 +181,8 @@ void AppendOnlyFile::EndBlock() {
   if (--tls_capture.depth == 0) ShardSet::DisarmReleaseHook();
 }
 
+void AppendOnlyFile::DiscardBlock() { tls_capture.block.clear(); }
+
 void AppendOnlyFile::FlushBlock() {
   std::vector<std::pair<int, LoggedCommand>> block = std::move(tls_capture.block);
   tls_capture.block.clear();

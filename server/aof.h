@@ -88,6 +88,9 @@ class AppendOnlyFile {
   // in MULTI ... EXEC when there are several, when the outermost block ends.
   void BeginBlock();
   void EndBlock();
+  // A script that starts over took back what it wrote (server/script_undo.h): the writes its
+  // block collected so far are dropped, never logged.
+  void DiscardBlock();
   // A command whose entry is known before it runs (from its arguments) and that may hold
   // several shards (fan-out commands): logged as it lets go of its shards, in the order the
   // shards saw it, or at SettlePending if it took none (then only if it did not fail).

@@ -11,6 +11,7 @@
 #include "server/blocking.h"
 #include "server/client_stream.h"
 #include "server/dirty_count.h"
+#include "server/script_undo.h"
 #include "server/server.h"
 #include "server/transaction.h"
 
@@ -163,27 +164,52 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
                                                             std::chrono::steady_clock::time_point start,
                                                             const std::vector<std::string_view>& args,
                                                             const std::string& out, size_t before) {
-  CommandCounters& cc = server_.counters(session_.home).per_command[stat_id];
   auto end = std::chrono::steady_clock::now();
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
-  ThreadCounters::Bump(cc.calls);
-  ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
   bool uncounted = std::exchange(session_.error_reply_uncounted, false);
   bool failed = !uncounted && RepliedWithError(out, before);
-  if (failed) ThreadCounters::Bump(cc.failed);
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
   // count through the commands they run.
-  if ((spec.flags & kWrite) && !failed) {
-    uint64_t changes = DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before));
-    if (changes > 0) server_.persistence().CountChanges(changes);
+  uint64_t changes = (spec.flags & kWrite) && !failed
+                         ? DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before))
+                         : 0;
+  if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
+    // Held back until the script's run counts; the arguments only for whoever shows them.
+    bool shown = server_.monitors().any() || server_.slowlog().Wants(elapsed.count() / 1000);
+    undo->HoldCall(ScriptUndo::HeldCall{&spec, stat_id, elapsed, failed, changes, session_.db, shown,
+                                        shown ? std::vector<std::string>(args.begin(), args.end())
+                                              : std::vector<std::string>{}});
+    return end;
   }
+  RecordCall(spec, stat_id, elapsed, failed, changes, args, session_.db);
+  return end;
+}
+
+void Dispatcher::RecordCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::nanoseconds elapsed, bool failed,
+                            uint64_t changes, const std::vector<std::string_view>& args, int db) {
+  CommandCounters& cc = server_.counters(session_.home).per_command[stat_id];
+  ThreadCounters::Bump(cc.calls);
+  ThreadCounters::Bump(cc.nsec, static_cast<uint64_t>(elapsed.count()));
+  if (failed) ThreadCounters::Bump(cc.failed);
+  if (changes > 0) server_.persistence().CountChanges(changes);
   int64_t micros = elapsed.count() / 1000;
   // As Redis records them: whole microseconds, and spikes in whole milliseconds.
   if (server_.latency_tracking()) cc.Histogram().Record(micros * 1000);
   server_.latency().AddSampleIfNeeded((spec.flags & kFast) ? "fast-command" : "command", micros / 1000);
+  // A script's call held back without its arguments had nobody to show them to.
+  if (args.empty()) [[unlikely]] return;
   if (server_.slowlog().Wants(micros) && !(spec.flags & kSkipSlowlog)) [[unlikely]] LogSlowCommand(spec, args, micros);
-  if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args);
-  return end;
+  if (server_.monitors().any() && !MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, stat_id, args, db);
+}
+
+void Dispatcher::CountErrorReply(const std::string& out, size_t at) {
+  // DEBUG ERROR's reply is counted nowhere, as in Redis.
+  if (session_.error_reply_uncounted || !RepliedWithError(out, at)) [[likely]] return;
+  if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
+    std::string_view reply = std::string_view(out).substr(at);
+    return undo->HoldError(reply.substr(0, reply.find("\r\n") + 2));
+  }
+  server_.error_stats().CountIfError(out, at);
 }
 
 // Redis shows a script's EVAL or FCALL before the commands the script runs, and a blocking
@@ -192,14 +218,15 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
 bool Dispatcher::MonitoredBeforeRun(const CommandSpec& spec) { return (spec.flags & (kSumsCharges | kBlocking)) != 0; }
 
 void Dispatcher::FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
-  if (server_.monitors().any() && MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, spec.stat_id, args);
+  if (server_.monitors().any() && MonitoredBeforeRun(spec)) [[unlikely]] FeedMonitors(spec, spec.stat_id, args, session_.db);
 }
 
-void Dispatcher::FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args) {
+void Dispatcher::FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args,
+                              int db) {
   // EVAL and FCALL are on Redis's hidden list only because they are shown before they run.
   if (!(spec.flags & kSumsCharges) && HiddenFromMonitor(server_.commands().stat_name(stat_id))) return;
   std::string_view origin = tracking_context_.in_script ? std::string_view("lua") : session_.info->addr;
-  server_.monitors().Feed(session_.db, origin, RedactedArgs(spec, args));
+  server_.monitors().Feed(db, origin, RedactedArgs(spec, args));
 }
 
 void Dispatcher::LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros) {
@@ -257,7 +284,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
   });
   RecordCharge(spec, charge);
-  server_.error_stats().CountIfError(*out, before);
+  CountErrorReply(*out, before);
 }
 
 void Dispatcher::SettleConnCharge(const CommandSpec& spec, const ConnCommand& cmd, bool rejected) {
@@ -273,7 +300,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   std::get<ConnHandler>(spec.handler)(cmd);
   if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
-  if (!session_.error_reply_uncounted) server_.error_stats().CountIfError(*out, before);
+  CountErrorReply(*out, before);
 }
 
 awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std::vector<std::string_view>& args,
@@ -299,7 +326,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
     session_.last_charge = charge_sum_;
     charge_sum_ += outer_sum;
   }
-  server_.error_stats().CountIfError(*out, before);
+  CountErrorReply(*out, before);
 }
 
 bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
@@ -518,72 +545,6 @@ awaitable<void> Dispatcher::FlushReplies(std::string* out) {
   counters.Bump(counters.net_output_bytes, out->size());
   flushed_ += out->size();
   out->clear();
-}
-
-ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
-                                             bool allow_oom, protocol::RespVersion resp, std::string* out) {
-  const CommandSpec* spec = server_.commands().Find(args[0]);
-  if (spec == nullptr) return ScriptHost::Refusal::kUnknownCommand;
-  int arity = spec->arity;
-  uint32_t stat_id = spec->stat_id;
-  if (!spec->subcommands.empty() && args.size() > 1) {
-    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
-    if (sub == nullptr) return ScriptHost::Refusal::kUnknownCommand;
-    arity = sub->arity;
-    stat_id = sub->stat_id;
-  }
-  if (!ArityOk(arity, args.size())) return ScriptHost::Refusal::kWrongArity;
-  if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
-  if (session_.info->acl_restricted.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (std::optional<AclDenial> denial = AclDenies(*spec, stat_id, args)) {
-      RefuseForAcl(server_, session_, *denial, "lua");
-      *out = NoPermInScriptError(*denial);
-      return ScriptHost::Refusal::kNoPermission;
-    }
-  }
-  if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
-  if ((spec->flags & kDenyOom) && !allow_oom && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
-  // A script's step may have to grow to the command's shards. They are all taken before the
-  // command runs, so that a busy one (ShardBusy) stops the script before anything changed.
-  ShardSet::AtomicStep& step = *ShardSet::CurrentStep();
-  if (step.NeedsFootprint()) {
-    std::vector<uint32_t> footprint;
-    AddFootprint(*spec, args, footprint);
-    std::sort(footprint.begin(), footprint.end());
-    try {
-      for (uint32_t id : footprint) step.Require(id);
-    } catch (const ShardSet::ShardBusy&) {
-      return ScriptHost::Refusal::kRestart;
-    }
-  }
-  // The command answers in the script's protocol (redis.setresp), not the client's.
-  protocol::RespVersion client_resp = session_.resp;
-  session_.resp = resp;
-  size_t before = out->size();
-  auto start = std::chrono::steady_clock::now();
-  // A script that stepped aside for other clients (a busy one) resumes here: its commands
-  // run as its client's, whatever ran on the thread meanwhile.
-  Tracking::CommandContext* outer_context = std::exchange(Tracking::Current(), &tracking_context_);
-  bool outer_in_script = std::exchange(tracking_context_.in_script, true);
-  if (!RunAtOnce(*spec, args, out)) {
-    // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
-    // so a private io_context runs it to the end here, on this thread.
-    asio::io_context inline_context;
-    asio::co_spawn(inline_context, RunFanoutCommand(*spec, args, out), asio::detached);
-    inline_context.run();
-  }
-  CountCall(*spec, stat_id, start, args, *out, before);
-  tracking_context_.in_script = outer_in_script;
-  Tracking::Current() = outer_context;
-  session_.resp = client_resp;
-  // Redis 7.0 tracks the keys the script declared, not those its commands read.
-  if ((spec->flags & kReadOnly) && outer_spec_ != nullptr) RememberKeys(*outer_spec_, *outer_args_, ReadPhase::kAfter);
-  if (spec->flags & kWrite) {
-    step.ForbidRestart();
-    int thread = ShardSet::CurrentThreadIndex();
-    server_.running_scripts().SlotOf(thread >= 0 ? static_cast<size_t>(thread) : SIZE_MAX).wrote.store(true);
-  }
-  return ScriptHost::Refusal::kNone;
 }
 
 bool Dispatcher::AddFootprint(const CommandSpec& spec, const std::vector<std::string_view>& args,

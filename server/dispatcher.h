@@ -30,12 +30,14 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/lua_engine.h"
+#include "server/shard_set.h"
 #include "server/tracking.h"
 
 namespace lapse::server {
 
 class Server;
 class AppendOnlyFile;
+class ScriptUndo;
 
 class Dispatcher {
  public:
@@ -67,6 +69,15 @@ class Dispatcher {
 
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
+
+  // A growable script step's undo log (server/script_undo.h), in dispatcher_script.cc.
+  // What the running EXEC's or script's commands cost so far: where a rollback goes back to.
+  double charge_sum() const { return charge_sum_; }
+  // The run counts (or can no longer start over): emits what `undo` held back, in order.
+  void CommitScriptUndo(ScriptUndo& undo);
+  // The run starts over: takes back its writes, counters and charges, drops its log block
+  // and what it held back, and emits the expiry and eviction events that happened anyway.
+  void RollBackScriptUndo(ScriptUndo& undo);
 
  private:
   // The verdict on a command: `spec` when the name is known (even if refused), and the
@@ -104,6 +115,15 @@ class Dispatcher {
   // take as its start.
   std::chrono::steady_clock::time_point CountCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::steady_clock::time_point start,
                  const std::vector<std::string_view>& args, const std::string& out, size_t before);
+  // CountCall's work once the call's figures are known (now, or when a script's run counts).
+  void RecordCall(const CommandSpec& spec, uint32_t stat_id, std::chrono::nanoseconds elapsed, bool failed,
+                  uint64_t changes, const std::vector<std::string_view>& args, int db);
+  // INFO errorstats: the error reply at out[at], if there is one (held back like CountCall).
+  void CountErrorReply(const std::string& out, size_t at);
+  // Before a script's command runs in a step that may start over: keeps the pre-images of the
+  // keys it may write, or takes every shard when they cannot be kept (ShardBusy).
+  void PrepareUndo(ShardSet::AtomicStep& step, const CommandSpec& spec, const std::vector<std::string_view>& args,
+                   std::span<const uint32_t> footprint);
   // CLIENT PAUSE: waits while the pause holds `spec`, after writing the replies so far; false
   // when the client was killed meanwhile.
   awaitable<bool> WaitOutPause(const CommandSpec& spec, std::string* out);
@@ -126,7 +146,7 @@ class Dispatcher {
   // Redis would send it.
   static bool MonitoredBeforeRun(const CommandSpec& spec);
   void FeedMonitorsBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args);
-  void FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args);
+  void FeedMonitors(const CommandSpec& spec, uint32_t stat_id, const std::vector<std::string_view>& args, int db);
   void LogSlowCommand(const CommandSpec& spec, const std::vector<std::string_view>& args, int64_t micros);
   // The shards EXEC must hold: those of the queued commands' keys and of the watched keys, or
   // all of them when a command's footprint is not known from its keys.

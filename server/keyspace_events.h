@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "engine/key_events.h"
+#include "server/script_undo.h"
 #include "server/tracking.h"
 
 namespace lapse::server {
@@ -57,22 +58,19 @@ class KeyspaceEvents : public engine::KeyEventListener {
 
   void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
   // Publishes `event` on `key` of database `db` if its class is enabled.
+  // Inside a script step that may still start over (server/script_undo.h) the event is held
+  // back until the script's run counts.
   void Notify(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
-    // A miss changes nothing, and a new key is reported by the write that made it.
-    if (event_class != kEventKeyMiss && event_class != kEventNew) {
-      // Expiry and eviction are no client's doing (NOLOOP still hears of them).
-      tracking_->KeyModified(key, event_class == kEventExpired || event_class == kEventEvicted);
-    }
-    uint32_t mask = mask_.load(std::memory_order_relaxed);
-    if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
-      Publish(mask, event, key, db);
-    }
+    Emit(event_class, event, key, db, false);
   }
+  // Emits what Notify held back.
+  void Release(const ScriptUndo::HeldEvent& e) const { Send(e.event_class, e.event, e.key, e.db); }
 
-  void KeyExpired(uint32_t db, std::string_view key) override { Notify(kEventExpired, "expired", key, db); }
+  // Expiry and eviction happen whatever becomes of a script during which they happen.
+  void KeyExpired(uint32_t db, std::string_view key) override { Emit(kEventExpired, "expired", key, db, true); }
   // Redis 7.4's event for fields deleted by their own deadlines.
-  void FieldsExpired(uint32_t db, std::string_view key) override { Notify(kEventHash, "hexpired", key, db); }
-  void KeyEvicted(uint32_t db, std::string_view key) override { Notify(kEventEvicted, "evicted", key, db); }
+  void FieldsExpired(uint32_t db, std::string_view key) override { Emit(kEventHash, "hexpired", key, db, true); }
+  void KeyEvicted(uint32_t db, std::string_view key) override { Emit(kEventEvicted, "evicted", key, db, true); }
   void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
   void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 
@@ -95,6 +93,30 @@ class KeyspaceEvents : public engine::KeyEventListener {
   }
 
  private:
+  void Emit(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db, bool happened) const {
+    if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
+      if (Heard(event_class)) undo->HoldEvent(event_class, event, key, db, happened);
+      return;
+    }
+    Send(event_class, event, key, db);
+  }
+  void Send(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
+    // A miss changes nothing, and a new key is reported by the write that made it.
+    if (event_class != kEventKeyMiss && event_class != kEventNew) {
+      // Expiry and eviction are no client's doing (NOLOOP still hears of them).
+      tracking_->KeyModified(key, event_class == kEventExpired || event_class == kEventEvicted);
+    }
+    uint32_t mask = mask_.load(std::memory_order_relaxed);
+    if ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) [[unlikely]] {
+      Publish(mask, event, key, db);
+    }
+  }
+  // Whether Send would do anything with the event: what nobody would hear is not held.
+  bool Heard(uint32_t event_class) const {
+    uint32_t mask = mask_.load(std::memory_order_relaxed);
+    return ((mask & event_class) != 0 && (mask & (kEventKeyspace | kEventKeyevent)) != 0) ||
+           tracking_->keys() + tracking_->prefixes() > 0;
+  }
   void Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const;
   void PublishItem(std::string_view event, std::string_view container, std::string_view id, uint32_t db) const;
 

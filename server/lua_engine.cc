@@ -429,7 +429,7 @@ LuaEngine::Outcome LuaEngine::Continue(int nargs, protocol::ReplyWriter& reply) 
   lua_sethook(co, nullptr, 0, 0);
   if (restart_) {
     // Whatever the script did with the failed call (even catching it with Lua's pcall), it
-    // wrote nothing: it starts over.
+    // starts over; its step takes back what it wrote (server/script_undo.h).
     DropCoroutine();
   } else if (status == 0) {
     if (lua_gettop(co) == 0) lua_pushnil(co);

@@ -83,7 +83,7 @@ class LuaEngine {
   }
   // Runs the compiled script `sha` with KEYS and ARGV and writes its result, or its error,
   // as the reply; or writes nothing and answers kRestart when a redis.call asked to start
-  // over (the script has written nothing).
+  // over (what the script wrote is then taken back by its step's undo log).
   // kSuspended: the script is busy and let its thread serve others (see Hook); it goes on
   // with Resume, on the same thread, holding what it held.
   enum class Outcome { kDone, kRestart, kSuspended };

@@ -17,6 +17,7 @@
 #include "server/help_reply.h"
 #include "server/server.h"
 #include "server/script_step.h"
+#include "server/script_undo.h"
 #include "server/sha1.h"
 
 namespace lapse::server {
@@ -253,7 +254,8 @@ awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint 
   ShardSet& shards = c.server.shards();
   std::vector<uint32_t> declared;
   for (std::string_view key : keys) declared.push_back(shards.ShardFor(key));
-  bool hold_all = known != Footprint::kDeclaredKeys;
+  // Only a client's script has a dispatcher to keep its undo log.
+  bool hold_all = known != Footprint::kDeclaredKeys || c.dispatcher == nullptr;
   while (true) {
     std::vector<uint32_t> ids = declared;
     if (hold_all) {
@@ -263,9 +265,24 @@ awaitable<void> RunScriptStep(ConnCommand& c, Args keys, ScriptCache::Footprint 
     LuaEngine::Outcome outcome;
     {
       ShardSet::AtomicStep step(shards, std::move(ids), hold_all ? Kind::kFixed : Kind::kGrowable);
+      // A growable step may have to start over after it has written: its undo log takes that
+      // back first (server/script_undo.h).
+      std::optional<ScriptUndo> undo;
+      if (!hold_all) {
+        undo.emplace(c.dispatcher->charge_sum());
+        undo->NoteShards(shards, declared);
+        step.set_undo(&*undo);
+      }
       // Once a script has strayed it holds every shard for good: nothing left to learn.
       if (known != Footprint::kUndeclaredKeys) step.WatchDeclared(declared);
       outcome = co_await run();
+      if (step.undo() != nullptr) {
+        if (outcome == LuaEngine::Outcome::kRestart) {
+          c.dispatcher->RollBackScriptUndo(*undo);
+        } else {
+          c.dispatcher->CommitScriptUndo(*undo);
+        }
+      }
       if (known != Footprint::kUndeclaredKeys) {
         Footprint seen = step.grew() ? Footprint::kUndeclaredKeys : Footprint::kDeclaredKeys;
         if (seen != known) remember(seen);

@@ -8,9 +8,10 @@
 // on what it has been seen to touch. Its first run holds every shard, watching whether it
 // keeps to its declared keys. One that did holds only their shards from then on, so that
 // scripts on different shards run in parallel, and takes others with try_lock if it strays
-// (a growable step); when one is busy before it has written, it starts over holding every
-// shard. One that once strayed holds every shard from then on. Inside EXEC it runs in EXEC's
-// step, which holds every shard.
+// (a growable step); when one is busy it starts over holding every shard, after its undo log
+// (server/script_undo.h) has taken back what it wrote, unseen by anyone. One that once
+// strayed holds every shard from then on. Inside EXEC it runs in EXEC's step, which holds
+// every shard.
 #pragma once
 
 #include <functional>

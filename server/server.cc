@@ -10,6 +10,7 @@
 #include "protocol/errors.h"
 #include "server/connection.h"
 #include "server/log_level.h"
+#include "server/script_undo.h"
 #include "engine/item_store.h"
 
 namespace lapse::server {
@@ -304,6 +305,13 @@ Server::LuaVmMemory Server::lua_vm_memory() const {
 double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t now_ms) {
   if (charge.throttled) return 0;
   double ru = rejected ? engine::kRejectedRu : charge.ru;
+  // A script that may still start over is charged once its run counts (server/script_undo.h).
+  // A container's charge is never held: a command on items makes the step hold every shard
+  // first, after which it cannot start over.
+  if (ScriptUndo* undo = ActiveScriptUndo(); undo != nullptr && charge.container == nullptr) [[unlikely]] {
+    undo->HoldCharge(ru);
+    return ru;
+  }
   engine::RuMeter* meter = &ru_meter_;
   if (charge.container != nullptr) {
     charge.container->ru_user_total_milli.fetch_add(static_cast<int64_t>(ru * 1000), std::memory_order_relaxed);

@@ -100,19 +100,22 @@ void ShardSet::AtomicStep::Require(uint32_t id) {
     spdlog::error("atomic step needed shard {} outside its footprint; locking it out of order", id);
     mu.lock();
   } else if (!mu.try_lock()) {
-    if (restartable_) throw ShardBusy{};
-    // Rare: a script that has written meets a busy shard it did not declare. Its holder
-    // almost always finishes within moments; the wait is logged when it does not.
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
-    bool locked = false;
-    while (!(locked = mu.try_lock()) && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-    if (!locked) {
-      spdlog::warn("a script that has written waits for shard {} it did not declare in KEYS", id);
-      mu.lock();
-    }
+    throw ShardBusy{};
   }
   grew_ = true;
   ids_.insert(at, id);
+}
+
+void ShardSet::AtomicStep::RequireAll() {
+  // Taking every shard is the step's choice, not its commands' keys straying from KEYS.
+  bool grew = grew_;
+  try {
+    for (uint32_t id = 0; id < set_.size() && !HoldsAll(); ++id) Require(id);
+  } catch (const ShardBusy&) {
+    grew_ = grew;
+    throw;
+  }
+  grew_ = grew;
 }
 
 void ShardSet::Wait(std::mutex& mu) {

@@ -19,8 +19,9 @@
 // Lock order. A step takes its first shard by waiting for it and the others with try_lock;
 // when one is busy it lets go of all it holds, waits for that one holding nothing, and
 // starts again. So no thread waits for a shard while it holds another, and no thread holds
-// a lock across a suspension: no cycle of waits can form. The one exception is a script that
-// has written and then touches a busy shard it did not declare in KEYS (AtomicStep).
+// a lock across a suspension: no cycle of waits can form. A growable step (a script that
+// holds only its declared keys' shards) takes more with try_lock only, and starts over
+// holding every shard when one is busy (AtomicStep).
 //
 // A step made of whole commands (EXEC, and later scripts) holds its shards through an
 // AtomicStep: the commands it runs find their shards already held by their thread and take no
@@ -52,6 +53,8 @@
 #include "server/latency.h"
 
 namespace lapse::server {
+
+class ScriptUndo;
 
 class ShardSet {
  public:
@@ -186,9 +189,8 @@ class ShardSet {
   // within a declared part of it (a script's KEYS). A growable step (a script that has so
   // far kept to its KEYS) takes more shards as its commands need them, but only with
   // try_lock: when one is busy it throws ShardBusy, so that its caller can start over
-  // holding every shard. Once the step has written (ForbidRestart) that is no longer
-  // possible, and it waits for the busy shard while holding others: the one wait in the
-  // server that may hold locks out of order (see "Lock order" above), logged.
+  // holding every shard, first taking back what it wrote with the step's undo log
+  // (server/script_undo.h).
   class AtomicStep {
    public:
     enum class Kind { kFixed, kGrowable };
@@ -198,9 +200,15 @@ class ShardSet {
     AtomicStep& operator=(const AtomicStep&) = delete;
     // A command inside the step needs shard `id`. A fixed step should already hold it; if
     // not (a command whose keys the table does not describe), it is locked now, out of order,
-    // and logged as the bug it is.
+    // and logged as the bug it is. A growable step takes it with try_lock or throws ShardBusy.
     void Require(uint32_t id);
-    void ForbidRestart() { restartable_ = false; }
+    // A growable step takes every shard it lacks, as Require takes one (ShardBusy); that
+    // does not count as growing (grew()).
+    void RequireAll();
+    bool HoldsAll() const { return ids_.size() == set_.size(); }
+    // The undo log of a growable step (nullptr: none, or no longer needed).
+    ScriptUndo* undo() const { return undo_; }
+    void set_undo(ScriptUndo* undo) { undo_ = undo; }
     // Notes, from now on, whether a command needs a shard outside `declared`.
     void WatchDeclared(std::vector<uint32_t> declared);
     // Whether a command needed a shard outside the declared ones (or, unwatched, outside
@@ -216,8 +224,8 @@ class ShardSet {
     std::vector<uint32_t> declared_;  // sorted, unique; used when watching_
     Kind kind_;
     bool watching_ = false;
-    bool restartable_ = true;
     bool grew_ = false;
+    ScriptUndo* undo_ = nullptr;
   };
   // True inside an AtomicStep of the calling thread.
   static bool InAtomicStep() { return tls_step_ != nullptr; }
