@@ -65,9 +65,9 @@ void KeySaveDelay(int64_t delay, size_t keys) {
   if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
-// Entries one slice of BGSAVE's walk visits under a shard's lock: smaller than kSliceKeys
-// (which bounds SAVE-free work such as the items' batches), as a GET may wait for a whole
-// slice; 256 short keys take about 0.1 ms.
+// Entries one slice of BGSAVE's walk visits under a shard's lock. A GET may wait for a whole
+// slice, so it is smaller than kSliceKeys (what a walk that writes nothing, after a failed
+// file, takes at a time).
 constexpr size_t kWalkSliceEntries = 256;
 
 // After a slice that held a shard for `held`, keeps off it at least as long (counting from

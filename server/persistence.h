@@ -7,8 +7,9 @@
 // child's view; lapse has threads and keeps the view itself (engine/snapshot.h). BGSAVE, before
 // it replies, holds every shard just long enough to start a view of each table (and to take
 // the function libraries, container settings and RESIZEDB counts of that instant); the worker
-// thread then walks each shard in slices of at most kSliceKeys entries under its lock, and
-// after each slice moves into the file what writers wrote ahead of the walk (a key about to
+// thread then walks each shard in small slices under its lock (kWalkSliceEntries in
+// persistence.cc), keeps off the shard after each as long as it held it, and after each
+// slice moves into the file what writers wrote ahead of the walk (a key about to
 // change is first written as it was). Every key of the start is written once with its value
 // and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile; items are
 // still read per slice (no pre-write hook in engine/item_store.h yet), so they are per item,
