@@ -243,7 +243,10 @@ Entry* Db::TryRandomLive(uint64_t* seed, int64_t now_ms) {
     *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
     Entry* e = table_.RandomEntry(*seed ^ (*seed >> 29));
     if (e == nullptr) return nullptr;
-    if (!IsExpired(e, now_ms)) return e;
+    if (!IsExpired(e, now_ms)) {
+      table_.Protect(e);  // the caller may change it
+      return e;
+    }
     std::string key(e->key());
     Find(key, now_ms);  // deletes it
   }
@@ -253,7 +256,9 @@ Entry* Db::TryRandomLive(uint64_t* seed, int64_t now_ms) {
 Entry* Db::RandomLive(uint64_t seed, int64_t now_ms) {
   if (Entry* e = TryRandomLive(&seed, now_ms)) return e;
   if (CountLive(now_ms) == 0) return nullptr;
-  return table_.RandomEntry(seed);
+  Entry* e = table_.RandomEntry(seed);
+  if (e != nullptr) table_.Protect(e);
+  return e;
 }
 
 void Db::SampleLive(uint64_t* seed, size_t count, bool volatile_only, int64_t now_ms,
@@ -328,8 +333,7 @@ void Db::Clear() {
 
 KvTable Db::TakeTable() {
   TouchAllWatched(nullptr, 0);
-  KvTable taken = std::move(table_);
-  table_ = KvTable();
+  KvTable taken = table_.TakeEntries();
   wheel_.Clear();
   volatile_count_ = 0;
   return taken;

@@ -107,12 +107,9 @@ class Db {
 
   // One SCAN step over stored entries; expired entries are skipped.
   uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(const Entry*)>& fn) const;
-  // A snapshot's walk of this Db with Scan, in slices between which other commands run
-  // (server/persistence.h): Begin finishes any rehash under way and keeps the table from
-  // shrinking until End, so that the cursor never revisits a bucket and no key is written
-  // twice.
-  void BeginSnapshotWalk() { table_.FinishRehash(), table_.set_shrink_paused(true); }
-  void EndSnapshotWalk() { table_.set_shrink_paused(false); }
+  // A background save's point-in-time view of this Db (engine/snapshot.h): from here on,
+  // every entry is written as it is now before anything changes or removes it.
+  void BeginSnapshot(PreWriteObserver* observer) { table_.BeginSnapshot(observer); }
   // A random live key, or nullptr when there is none (after a bounded number of expired
   // picks it reclaims everything due, work proportional to that).
   Entry* RandomLive(uint64_t seed, int64_t now_ms);
@@ -183,6 +180,12 @@ class Db {
   void SwapBlocked(Db& other);
   size_t blocked_keys() const { return blocked_.size(); }
 
+  // A key is expired at its own deadline, and a hash also once every field has expired.
+  static bool IsExpired(const Entry* e, int64_t now_ms) {
+    int64_t d = e->deadline();
+    return (d != kNoDeadline && d <= now_ms) || engine::hash::AllFieldsExpired(e, now_ms);
+  }
+
   const ExpiryStats& expiry_stats() const { return expiry_stats_; }
   void ResetExpiryStats() { expiry_stats_ = {}; }
   size_t wheel_records() const { return wheel_.size(); }
@@ -196,11 +199,6 @@ class Db {
   // neither can be re-filed in place of the other.
   static constexpr uint64_t kFieldRecord = uint64_t{1} << 63;
 
-  // A key is expired at its own deadline, and a hash also once every field has expired.
-  static bool IsExpired(const Entry* e, int64_t now_ms) {
-    int64_t d = e->deadline();
-    return (d != kNoDeadline && d <= now_ms) || engine::hash::AllFieldsExpired(e, now_ms);
-  }
   // Deletes a live hash's due fields and files its next field deadline.
   void PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms);
   // Stored (perhaps expired, not yet deleted): Redis's dictFind, which WATCH's rules use.

@@ -108,9 +108,19 @@ class Entry {
 
   size_t AllocatedBytes() const;
 
+  // Which side of the last snapshot start the entry is on (engine/kv_table.h): a table
+  // compares it with its own mark to tell an entry a running background save still has to
+  // write from one it wrote already or that was created after the save began. It costs no
+  // space: the last free flag bit.
+  uint8_t snapshot_mark() const { return (flags_ & kSnapshotMark) ? 1 : 0; }
+  void set_snapshot_mark(uint8_t mark) {
+    flags_ = static_cast<uint8_t>(mark ? (flags_ | kSnapshotMark) : (flags_ & ~kSnapshotMark));
+  }
+
  private:
   static constexpr uint8_t kDeadlineSlot = 1;
   static constexpr uint8_t kEncodingMask = 6;  // bits 1-2: a StringEncoding
+  static constexpr uint8_t kSnapshotMark = 8;
   // type_ and flags_ share a byte so that the access stamp gets 24 bits, Redis's width,
   // without growing the header.
 

@@ -31,6 +31,10 @@ KvTable& KvTable::operator=(KvTable&& other) noexcept {
     rehash_index_ = other.rehash_index_;
     drain_index_ = other.drain_index_;
     size_ = other.size_;
+    mark_ = other.mark_;
+    observer_ = other.observer_;
+    if (observer_ != nullptr) observer_->table = this;
+    other.observer_ = nullptr;
     other.tables_[0].clear();
     other.tables_[1].clear();
     other.rehash_index_ = 0;
@@ -52,7 +56,10 @@ Entry** KvTable::FindLink(std::string_view key, uint64_t hash) {
     size_t index = BucketIndex(table, hash);
     if (t == 0 && rehashing() && index < rehash_index_) continue;
     for (Entry** link = &table[index]; *link != nullptr; link = (*link)->next_link()) {
-      if ((*link)->key() == key) return link;
+      if ((*link)->key() == key) {
+        Protect(*link);
+        return link;
+      }
     }
   }
   return nullptr;
@@ -76,6 +83,7 @@ void KvTable::Insert(Entry* e, uint64_t hash) {
   if (rehashing()) RehashStep(1);
   Buckets& table = rehashing() ? tables_[1] : tables_[0];
   Entry*& head = table[BucketIndex(table, hash)];
+  e->set_snapshot_mark(mark_);
   e->set_next(head);
   head = e;
   ++size_;
@@ -83,6 +91,8 @@ void KvTable::Insert(Entry* e, uint64_t hash) {
 
 Entry* KvTable::ReplaceAt(Entry** link, Entry* fresh) {
   Entry* old = *link;
+  Protect(old);
+  fresh->set_snapshot_mark(mark_);
   fresh->set_next(old->next());
   *link = fresh;
   return old;
@@ -105,6 +115,7 @@ void KvTable::ForEachInBucketOf(uint64_t hash, const std::function<bool(Entry**)
     if (t == 0 && rehashing() && index < rehash_index_) continue;
     Entry** link = &table[index];
     while (*link != nullptr) {
+      Protect(*link);
       if (!fn(link)) link = (*link)->next_link();
     }
   }
@@ -119,7 +130,7 @@ void KvTable::MaybeResize() {
   }
   if (size_ >= buckets) {
     StartRehash(std::bit_ceil(size_ * 2));
-  } else if (!shrink_paused_ && buckets > kInitialBuckets && size_ < buckets / 8) {
+  } else if (buckets > kInitialBuckets && size_ < buckets / 8) {
     StartRehash(std::max(kInitialBuckets, std::bit_ceil(std::max<size_t>(size_, 1) * 2)));
   }
 }
@@ -240,7 +251,41 @@ size_t KvTable::DrainSome(size_t max, const std::function<void(Entry*)>& fn) {
   return removed;
 }
 
+void KvTable::ProtectSlow(Entry* e) {
+  if (e->snapshot_mark() == mark_) return;
+  observer_->SaveBeforeChange(e);
+  e->set_snapshot_mark(mark_);
+}
+
+void KvTable::ProtectAll() {
+  if (observer_ == nullptr) return;
+  for (Buckets& table : tables_) {
+    for (Entry* e : table) {
+      for (; e != nullptr; e = e->next()) ProtectSlow(e);
+    }
+  }
+}
+
+uint64_t KvTable::SnapshotScan(uint64_t cursor, size_t* visited) {
+  // Scan hands out const entries; the walk only flips their mark bit, which no reader uses.
+  return Scan(cursor, [&](const Entry* e) {
+    Protect(const_cast<Entry*>(e));
+    ++*visited;
+  });
+}
+
+KvTable KvTable::TakeEntries() {
+  ProtectAll();
+  KvTable taken;
+  std::swap(taken.tables_, tables_);
+  std::swap(taken.rehash_index_, rehash_index_);
+  std::swap(taken.size_, size_);
+  drain_index_ = 0;
+  return taken;
+}
+
 void KvTable::Clear() {
+  ProtectAll();
   for (auto& table : tables_) {
     for (Entry* head : table) {
       while (head != nullptr) {

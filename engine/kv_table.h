@@ -9,6 +9,18 @@
 // entries are chained through their own `next` field, so the table adds nothing per key
 // beyond its bucket share. Scan() uses Redis's reverse-binary cursor, which guarantees that
 // every key present for the whole scan is returned at least once across resizes.
+//
+// Point-in-time snapshots (engine/snapshot.h). While a background save runs, the table has a
+// PreWriteObserver and a mark bit that the save's start flipped; an entry whose own mark
+// differs has not been written yet. Every path that can hand out an entry for change or
+// removal goes through Protect first (FindLink, ForEachInBucketOf, Clear, TakeEntries; the
+// Db above only reaches entries through them), and Protect writes such an entry as it still
+// is, then gives it the table's mark. Entries linked in (Insert, ReplaceAt) get the mark at
+// once: they did not exist when the save began. The save's own walk (SnapshotScan) protects
+// what it visits, so every entry that existed at the start is written exactly once, whether
+// the walk or a writer gets there first. Tracking is per entry, not per bucket, so resizes
+// may go on during a save: Scan's cursor still meets every entry, and the mark stops a second
+// write of one it meets twice. With no save, Protect is one predictable branch.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +32,18 @@
 #include "engine/entry.h"
 
 namespace lapse::engine {
+
+class KvTable;
+
+// A running snapshot's hold on one table.
+class PreWriteObserver {
+ public:
+  virtual ~PreWriteObserver() = default;
+  // `e` is about to change or go (or the walk reached it) and was not written yet.
+  virtual void SaveBeforeChange(const Entry* e) = 0;
+  // The table observed; KvTable's moves keep it current (SWAPDB moves a Db's table).
+  KvTable* table = nullptr;
+};
 
 class KvTable {
  public:
@@ -54,8 +78,6 @@ class KvTable {
   void ForEachInBucketOf(uint64_t hash, const std::function<bool(Entry** link)>& fn);
 
   size_t size() const { return size_; }
-  // While paused, the table may grow but never shrink (a snapshot walks it with Scan).
-  void set_shrink_paused(bool paused) { shrink_paused_ = paused; }
   // Completes a rehash under way at once.
   void FinishRehash() {
     while (RehashStep(1024)) {
@@ -70,7 +92,27 @@ class KvTable {
   // A uniformly chosen bucket's random entry (biased by chain length, as Redis's), or null.
   Entry* RandomEntry(uint64_t random) const;
 
-  // Destroys every entry.
+  // ---- Snapshots (see the top of this file) ----
+  // Starts a save's view: entries linked now are all "not yet written".
+  void BeginSnapshot(PreWriteObserver* observer) {
+    mark_ ^= 1;
+    observer_ = observer;
+    observer->table = this;
+  }
+  // Ends it; every entry must have been protected (the walk finished).
+  void EndSnapshot() { observer_ = nullptr; }
+  // Writes `e` to the running save if it has not been yet. Call before changing it.
+  void Protect(Entry* e) {
+    if (observer_ != nullptr) [[unlikely]] ProtectSlow(e);
+  }
+  // One step of the save's walk: protects the entries of the cursor's buckets, adds how
+  // many it visited to *visited, and returns the next cursor (0 when done).
+  uint64_t SnapshotScan(uint64_t cursor, size_t* visited);
+  // Hands every entry over to a new table (FLUSHALL ASYNC frees it elsewhere); this one
+  // stays empty, keeping its snapshot state. Protects them all first.
+  KvTable TakeEntries();
+
+  // Destroys every entry (protecting them first while a save runs).
   void Clear();
   // Removes and destroys up to `max` entries, handing each to `fn` first; tears a large
   // table down in slices. The table must not be used otherwise until it is empty.
@@ -84,6 +126,8 @@ class KvTable {
   using Buckets = std::vector<Entry*>;
 
   void MaybeResize();
+  void ProtectSlow(Entry* e);
+  void ProtectAll();
   void StartRehash(size_t new_size);
   size_t BucketIndex(const Buckets& t, uint64_t hash) const { return hash & (t.size() - 1); }
 
@@ -91,7 +135,8 @@ class KvTable {
   size_t rehash_index_ = 0;  // buckets of tables_[0] below this are already moved
   size_t drain_index_ = 0;   // DrainSome's position over tables_[0] then tables_[1]
   size_t size_ = 0;
-  bool shrink_paused_ = false;
+  uint8_t mark_ = 0;  // an entry with another mark is one the running save has still to write
+  PreWriteObserver* observer_ = nullptr;
 };
 
 }  // namespace lapse::engine

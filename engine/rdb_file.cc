@@ -72,18 +72,31 @@ void SnapshotWriter::SelectDb(uint32_t db, uint64_t keys, uint64_t expires) {
   AppendLength(buffer_, expires);
 }
 
-void SnapshotWriter::Key(const Entry* e) {
+void AppendKeyRecord(std::string& out, const Entry* e, const SnapshotOptions& options) {
   if (e->deadline() != kNoDeadline) {
-    buffer_.push_back(static_cast<char>(kOpcodeExpireTimeMs));
-    AppendUint64Le(buffer_, static_cast<uint64_t>(e->deadline()));
+    out.push_back(static_cast<char>(kOpcodeExpireTimeMs));
+    AppendUint64Le(out, static_cast<uint64_t>(e->deadline()));
   }
   // The type byte comes first in AppendValue's output, the key after it.
   std::string value;
-  AppendValue(value, e, options_.compress);
-  buffer_.push_back(value[0]);
-  AppendStringEncoded(buffer_, e->key(), options_.compress);
-  buffer_.append(value, 1);
-  if (options_.lapse_data && HasFieldTtls(e)) Aux(kAuxHashFieldTtls, HashFieldTtls(e));
+  AppendValue(value, e, options.compress);
+  out.push_back(value[0]);
+  AppendStringEncoded(out, e->key(), options.compress);
+  out.append(value, 1);
+  if (options.lapse_data && HasFieldTtls(e)) {
+    out.push_back(static_cast<char>(kOpcodeAux));
+    AppendStringEncoded(out, kAuxHashFieldTtls, options.compress);
+    AppendStringEncoded(out, HashFieldTtls(e), options.compress);
+  }
+}
+
+void AppendSelectDb(std::string& out, uint32_t db) {
+  out.push_back(static_cast<char>(kOpcodeSelectDb));
+  AppendLength(out, db);
+}
+
+void SnapshotWriter::Key(const Entry* e) {
+  AppendKeyRecord(buffer_, e, options_);
   MaybeFlush();
 }
 

@@ -103,6 +103,12 @@ struct SnapshotOptions {
   bool lapse_data = true;   // rdb-lapse-data: hash-field TTLs and containers as AUX fields
 };
 
+// One key record as SnapshotWriter::Key writes it (with its lapse-hfe AUX record), appended
+// to `out`: a background save encodes keys into per-shard buffers (engine/snapshot.h).
+void AppendKeyRecord(std::string& out, const Entry* e, const SnapshotOptions& options);
+// SELECTDB alone, without RESIZEDB (which Redis and lapse both treat as optional).
+void AppendSelectDb(std::string& out, uint32_t db);
+
 class SnapshotWriter {
  public:
   static constexpr size_t kChunkBytes = 1 << 16;
@@ -117,6 +123,11 @@ class SnapshotWriter {
   void SelectDb(uint32_t db, uint64_t keys, uint64_t expires);
   // One key record: its deadline, type, name and value (and its field TTLs as lapse data).
   void Key(const Entry* e);
+  // Records encoded elsewhere (AppendKeyRecord, AppendSelectDb).
+  void Records(std::string_view bytes) {
+    buffer_.append(bytes);
+    MaybeFlush();
+  }
   // EOF and the checksum; flushes everything. False when any write failed.
   bool Finish();
 

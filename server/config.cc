@@ -368,6 +368,7 @@ const std::vector<Option>& Options() {
       BoolOption("rdbcompression", true, &Settings::rdbcompression),
       BoolOption("rdbchecksum", false, &Settings::rdbchecksum),
       BoolOption("rdb-lapse-data", true, &Settings::rdb_lapse_data),
+      IntOption("rdb-key-save-delay", true, &Settings::rdb_key_save_delay, INT32_MIN, INT32_MAX),
       IntOption("tls-port", true, &Settings::tls_port, 0, 65535),
       StringOption("tls-cert-file", true, &Settings::tls_cert_file),
       StringOption("tls-key-file", true, &Settings::tls_key_file),
@@ -541,11 +542,20 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
   return std::nullopt;
 }
 
+namespace {
+// Redis's test knob rdb-key-save-delay is a HIDDEN_CONFIG: CONFIG GET answers it when named,
+// never for a glob pattern, so that CONFIG GET * lists what Redis lists.
+bool GetMatches(std::string_view pattern, std::string_view name) {
+  if (name != "rdb-key-save-delay") return engine::GlobMatch(pattern, name, true);
+  return pattern.find_first_of("[*?") == std::string_view::npos && protocol::AsciiLower(pattern) == name;
+}
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
   std::lock_guard lock(mu_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const Option& o : Options()) {
-    if (engine::GlobMatch(pattern, o.name, true)) out.emplace_back(o.name, o.get(settings_));
+    if (GetMatches(pattern, o.name)) out.emplace_back(o.name, o.get(settings_));
   }
   // A parameter lapse implements (perhaps added after the defaults were listed) is answered
   // above, with its live value.

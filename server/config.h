@@ -89,6 +89,10 @@ struct Settings {
   bool rdbchecksum = true;
   // Containers, items and hash-field TTLs in the snapshot (records Redis skips or refuses).
   bool rdb_lapse_data = true;
+  // Redis's test knob: microseconds a background save waits per key written (negative: one
+  // microsecond per that many keys), so that tests can make a save overlap their writes. lapse
+  // waits between slices, never while holding a shard.
+  int64_t rdb_key_save_delay = 0;
   // `save` rules: snapshot after `seconds` when at least `changes` writes happened. Redis's
   // defaults apply until a file or flag says otherwise; "" disables them.
   std::vector<std::pair<int64_t, int64_t>> save_rules{{3600, 1}, {300, 100}, {60, 10000}};

@@ -10,11 +10,15 @@
 #include <map>
 #include <tuple>
 #include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "engine/rdb_file.h"
 #include "engine/shard.h"
+#include "engine/snapshot.h"
 #include "server/function_snapshot.h"
 #include "server/memory.h"
 #include "server/server.h"
@@ -55,17 +59,36 @@ bool FsyncDirectory(const std::string& dir) {
   return ok;
 }
 
-// The keys and volatile keys of database `db` over every shard (RESIZEDB's hint).
-std::pair<uint64_t, uint64_t> CountDb(ShardSet& shards, size_t db, bool held) {
+// rdb-key-save-delay after a slice of `keys` keys, with no shard held.
+void KeySaveDelay(int64_t delay, size_t keys) {
+  if (delay == 0 || keys == 0) return;
+  int64_t micros = delay > 0 ? delay * static_cast<int64_t>(keys) : static_cast<int64_t>(keys) / -delay;
+  if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
+}
+
+// Entries one slice of BGSAVE's walk visits under a shard's lock. A GET may wait for a whole
+// slice, so it is smaller than kSliceKeys (what a walk that writes nothing, after a failed
+// file, takes at a time).
+constexpr size_t kWalkSliceEntries = 256;
+
+// After a slice that held a shard for `held`, keeps off it at least as long (counting from
+// `released`), so that a save takes at most half of a shard's time. Without the pause the
+// worker took the lock back within microseconds, and a client thread waiting for it (which
+// polls, server/shard_set.h's Wait) only got in by luck: GETs were starved for tens of
+// milliseconds during a save (and a benchmark's GET run took 4x as long, so that 10x more
+// back-to-back saves fitted in it).
+void LeaveShardToClients(std::chrono::steady_clock::duration held, std::chrono::steady_clock::time_point released) {
+  auto until = released + held;
+  if (std::chrono::steady_clock::now() < until) std::this_thread::sleep_until(until);
+}
+
+// The keys and volatile keys of database `db` over every shard (RESIZEDB's hint); the caller
+// holds every shard.
+std::pair<uint64_t, uint64_t> CountDb(ShardSet& shards, size_t db) {
   uint64_t keys = 0, expires = 0;
-  auto count = [&](engine::Shard& shard) {
-    keys += shard.db(db).stored();
-    expires += shard.db(db).volatile_count();
-  };
-  if (held) {
-    for (uint32_t id = 0; id < shards.size(); ++id) count(shards.shard(id));
-  } else {
-    shards.RunOnAll(count);
+  for (uint32_t id = 0; id < shards.size(); ++id) {
+    keys += shards.shard(id).db(db).stored();
+    expires += shards.shard(id).db(db).volatile_count();
   }
   return {keys, expires};
 }
@@ -139,40 +162,49 @@ class ShardTarget final : public engine::rdb::LoadTarget {
   std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<engine::rdb::ItemRecord>> pending_;
 };
 
-// Every container of every database with its items, as lapse-only AUX records: one per
-// container, then its items in batches of at most one slice per shard.
-void WriteContainers(ShardSet& shards, engine::ContainerCatalog& catalog, size_t databases,
-                     engine::rdb::SnapshotWriter& writer, engine::Clock& clock, bool sliced) {
+// Every container's settings (DTTL, RU budget, eviction opt-in) as they are now; the caller
+// holds every shard, so that they belong to the same instant as the keys.
+std::vector<engine::rdb::ContainerRecord> CaptureContainers(engine::ContainerCatalog& catalog, size_t databases) {
+  std::vector<engine::rdb::ContainerRecord> out;
   for (uint32_t db = 0; db < databases; ++db) {
     for (const std::string& name : catalog.Names(db)) {
       std::shared_ptr<engine::ContainerInfo> info = catalog.Find(db, name);
       if (!info) continue;
-      writer.Aux(engine::rdb::kAuxContainer,
-                 engine::rdb::EncodeContainer({db, name, info->default_ttl.load(), info->evictable.load(),
-                                               info->ru_per_second.load()}));
-      for (uint32_t id = 0; id < shards.size(); ++id) {
-        uint64_t cursor = 0;
-        auto slice = [&](engine::Shard& shard) {
-          engine::ContainerPart* part = shard.items().Find(db, name);
-          if (part == nullptr) return void(cursor = 0);
-          std::string batch;
-          size_t count = 0;
-          cursor = shard.items().Scan(*part, cursor, clock.NowMs(), sliced ? 256 : SIZE_MAX / 2,
-                                      [&](const engine::Item& item) {
-                                        engine::rdb::AppendItem(batch, item.id, item.members, item.ttl,
-                                                                item.last_write_ms, item.etag);
-                                        ++count;
-                                      });
-          if (count > 0) writer.Aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(db, name, count) + batch);
-        };
-        do {
-          if (sliced) {
-            shards.WithShard(id, slice);
-          } else {
-            slice(shards.shard(id));
-          }
-        } while (cursor != 0);
-      }
+      out.push_back({db, name, info->default_ttl.load(), info->evictable.load(), info->ru_per_second.load()});
+    }
+  }
+  return out;
+}
+
+// The containers as lapse-only AUX records: one per container, then its items in batches of
+// at most one slice per shard. Items are read as each slice meets them (per item, not point
+// in time: engine/item_store.h has no pre-write hook).
+void WriteContainers(ShardSet& shards, const std::vector<engine::rdb::ContainerRecord>& containers,
+                     engine::rdb::SnapshotWriter& writer, engine::Clock& clock, bool sliced) {
+  for (const engine::rdb::ContainerRecord& c : containers) {
+    writer.Aux(engine::rdb::kAuxContainer, engine::rdb::EncodeContainer(c));
+    for (uint32_t id = 0; id < shards.size(); ++id) {
+      uint64_t cursor = 0;
+      auto slice = [&](engine::Shard& shard) {
+        engine::ContainerPart* part = shard.items().Find(c.db, c.name);
+        if (part == nullptr) return void(cursor = 0);
+        std::string batch;
+        size_t count = 0;
+        cursor = shard.items().Scan(*part, cursor, clock.NowMs(), sliced ? 256 : SIZE_MAX / 2,
+                                    [&](const engine::Item& item) {
+                                      engine::rdb::AppendItem(batch, item.id, item.members, item.ttl,
+                                                              item.last_write_ms, item.etag);
+                                      ++count;
+                                    });
+        if (count > 0) writer.Aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(c.db, c.name, count) + batch);
+      };
+      do {
+        if (sliced) {
+          shards.WithShard(id, slice);
+        } else {
+          slice(shards.shard(id));
+        }
+      } while (cursor != 0);
     }
   }
 }
@@ -220,61 +252,143 @@ void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
 bool Persistence::WriteAofBase(engine::rdb::Sink& sink) {
   Settings s = server_.config().Snapshot();
   s.rdb_lapse_data = true;
-  return Serialise(sink, s, false, true);
+  return Serialise(sink, s, true);
 }
 
-bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool sliced, bool aof_base) {
+bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool aof_base) {
   ShardSet& shards = server_.shards();
+  size_t databases = static_cast<size_t>(server_.settings().databases);
   engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
+  int64_t now = server_.clock().NowMs();
   // Redis records INFO's used_memory at the start of the save; tools read it to size a load.
-  writer.Header(server_.clock().NowMs(), ReadMemory().allocated, aof_base);
+  writer.Header(now, ReadMemory().allocated, aof_base);
   for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
-  for (size_t db = 0; db < static_cast<size_t>(server_.settings().databases); ++db) {
-    auto [keys, expires] = CountDb(shards, db, !sliced);
+  for (size_t db = 0; db < databases; ++db) {
+    auto [keys, expires] = CountDb(shards, db);
     if (keys == 0) continue;
     writer.SelectDb(static_cast<uint32_t>(db), keys, expires);
     for (uint32_t id = 0; id < shards.size() && !writer.failed(); ++id) {
+      engine::Db& d = shards.shard(id).db(db);
       uint64_t cursor = 0;
-      bool first = true;
-      // One slice: up to kSliceKeys keys under the shard's lock (the whole shard when held).
-      auto slice = [&](engine::Shard& shard) {
-        engine::Db& d = shard.db(db);
-        if (first) d.BeginSnapshotWalk();
-        first = false;
-        int64_t now = server_.clock().NowMs();
-        size_t written = 0;
-        do {
-          cursor = d.Scan(cursor, now, [&](const engine::Entry* e) {
-            writer.Key(e);
-            ++written;
-          });
-        } while (cursor != 0 && (!sliced || written < kSliceKeys));
-        if (cursor == 0) d.EndSnapshotWalk();
-      };
       do {
-        if (sliced) {
-          shards.WithShard(id, slice);
-        } else {
-          slice(shards.shard(id));
-        }
+        cursor = d.Scan(cursor, now, [&](const engine::Entry* e) { writer.Key(e); });
       } while (cursor != 0);
     }
   }
   if (s.rdb_lapse_data) {
-    WriteContainers(shards, server_.containers(), static_cast<size_t>(server_.settings().databases), writer,
-                    server_.clock(), sliced);
+    WriteContainers(shards, CaptureContainers(server_.containers(), databases), writer, server_.clock(), false);
   }
   return writer.Finish();
 }
 
-std::optional<std::string> Persistence::WriteSnapshot(bool sliced) {
-  Settings s = server_.config().Snapshot();
+struct Persistence::BackgroundView {
+  Settings settings;
+  int64_t start_ms = 0;
+  std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
+  std::vector<std::string> functions;
+  std::vector<engine::rdb::ContainerRecord> containers;
+  std::vector<std::pair<uint64_t, uint64_t>> counts;  // keys and volatile keys per database
+  uint64_t changes = 0;  // the changes counter at the instant: what the save covers
+};
+
+std::unique_ptr<Persistence::BackgroundView> Persistence::BeginBackgroundView() {
+  auto view = std::make_unique<BackgroundView>();
+  view->settings = server_.config().Snapshot();
+  const Settings& s = view->settings;
+  engine::rdb::SnapshotOptions options{s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data};
+  ShardSet& shards = server_.shards();
+  size_t databases = static_cast<size_t>(server_.settings().databases);
+  view->parts.resize(shards.size());
+  view->counts.resize(databases);
+  // Every shard is held only while the views start (a few pointers per database, no key is
+  // copied), so that the file is one instant of the whole data set.
+  shards.RunHoldingAll([&] {
+    view->start_ms = server_.clock().NowMs();
+    view->changes = TotalChanges();
+    for (uint32_t id = 0; id < shards.size(); ++id) {
+      view->parts[id] = std::make_unique<engine::ShardSnapshot>(shards.shard(id), options, view->start_ms);
+    }
+    for (size_t db = 0; db < databases; ++db) view->counts[db] = CountDb(shards, db);
+    view->functions = LibraryCodes(server_);
+    if (s.rdb_lapse_data) view->containers = CaptureContainers(server_.containers(), databases);
+  });
+  return view;
+}
+
+bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view) {
+  ShardSet& shards = server_.shards();
+  const Settings& s = view.settings;
+  engine::rdb::SnapshotOptions options{s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data};
+  auto& parts = view.parts;
+  auto& counts = view.counts;
+  size_t databases = counts.size();
+  int64_t start_ms = view.start_ms;
+  auto& functions = view.functions;
+  auto& containers = view.containers;
+  engine::rdb::SnapshotWriter writer(sink, options);
+  writer.Header(start_ms, ReadMemory().allocated, false);
+  for (const std::string& code : functions) writer.Function(code);
+  // RESIZEDB hints up front; the key records that follow name their database themselves.
+  for (size_t db = 0; db < databases; ++db) {
+    if (counts[db].first > 0) writer.SelectDb(static_cast<uint32_t>(db), counts[db].first, counts[db].second);
+  }
+  std::string records;
+  bool discarding = false;
+  // After every slice, what writers saved on any shard goes to the file too: that buffer is
+  // the save's memory overhead, so it is kept to what one slice's time lets them pre-empt.
+  auto drain = [&] {
+    for (auto& part : parts) part->TakeRecords(&records);
+    if (!records.empty()) writer.Records(records);
+    records.clear();
+    if (writer.failed() && !discarding) {
+      discarding = true;  // the walk still finishes: it must leave every entry marked
+      for (auto& part : parts) part->Discard();
+    }
+  };
+  size_t peak = 0;
+  for (uint32_t id = 0; id < shards.size(); ++id) {
+    bool done = false;
+    while (!done) {
+      size_t visited = 0;
+      std::chrono::steady_clock::duration held{};
+      done = shards.WithShard(id, [&](engine::Shard&) {
+        auto start = std::chrono::steady_clock::now();
+        bool finished = parts[id]->WalkSlice(kWalkSliceEntries, &visited);
+        held = std::chrono::steady_clock::now() - start;
+        return finished;
+      });
+      auto released = std::chrono::steady_clock::now();
+      drain();
+      KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
+      LeaveShardToClients(held, released);
+    }
+  }
+  drain();
+  for (auto& part : parts) peak += part->peak_buffer_bytes();
+  last_save_buffer_peak_.store(peak);
+  if (s.rdb_lapse_data) WriteContainers(shards, containers, writer, server_.clock(), true);
+  return writer.Finish();
+}
+
+void Persistence::FinishViewUnwritten(BackgroundView& view) {
+  ShardSet& shards = server_.shards();
+  for (uint32_t id = 0; id < shards.size(); ++id) {
+    engine::ShardSnapshot& part = *view.parts[id];
+    if (part.done()) continue;
+    part.Discard();
+    while (!shards.WithShard(id, [&](engine::Shard&) { return part.WalkSlice(kSliceKeys); })) {
+    }
+  }
+}
+
+std::optional<std::string> Persistence::WriteSnapshot(BackgroundView* view) {
+  Settings s = view != nullptr ? view->settings : server_.config().Snapshot();
   std::string dir = EffectiveDir(s);
   std::string temp = dir + "/temp-" + std::to_string(::getpid()) + "-" + std::to_string(++temp_serial_) + ".rdb";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoText("Failed opening the temp RDB file " + temp);
   FileSink sink(fd);
-  bool ok = Serialise(sink, s, sliced);
+  bool ok = view != nullptr ? SerialiseInBackground(sink, *view) : Serialise(sink, s);
   if (!ok) {
     std::string error = ErrnoText("Write error saving DB on disk (" + temp + ")");
     ::close(fd);
@@ -301,7 +415,7 @@ std::optional<std::string> Persistence::SaveForeground() {
   std::lock_guard save_lock(save_mu_);
   uint64_t changes = TotalChanges();
   std::optional<std::string> error;
-  server_.shards().RunHoldingAll([&] { error = WriteSnapshot(false); });
+  server_.shards().RunHoldingAll([&] { error = WriteSnapshot(nullptr); });
   if (error) {
     spdlog::warn("SAVE failed: {}", *error);
     return std::string("ERR ") + *error;
@@ -314,20 +428,25 @@ std::optional<std::string> Persistence::SaveForeground() {
 bool Persistence::StartBackgroundSave() {
   if (bgsave_running_.exchange(true)) return false;
   bgsave_started_ms_.store(server_.clock().NowMs());
+  // The instant is taken here, before BGSAVE replies, as Redis's fork is: the file holds
+  // exactly what a client saw when the command returned.
+  std::unique_ptr<BackgroundView> view = BeginBackgroundView();
   {
     std::lock_guard lock(mu_);
-    bgsave_requested_ = true;
+    requested_view_ = std::move(view);
   }
   wake_.notify_all();
   return true;
 }
 
-void Persistence::RunBackgroundSave() {
+void Persistence::RunBackgroundSave(std::unique_ptr<BackgroundView> view) {
   std::lock_guard save_lock(save_mu_);
-  int64_t start = server_.clock().NowMs();
+  int64_t start = view->start_ms;
   auto steady_start = std::chrono::steady_clock::now();
-  uint64_t changes = TotalChanges();
-  std::optional<std::string> error = WriteSnapshot(true);
+  uint64_t changes = view->changes;
+  std::optional<std::string> error = WriteSnapshot(view.get());
+  FinishViewUnwritten(*view);
+  view.reset();
   int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - steady_start).count();
   last_bgsave_seconds_.store(seconds);
   last_bgsave_try_ms_.store(start);
@@ -355,17 +474,20 @@ bool Persistence::SaveRulesDue(int64_t now_ms) const {
 
 void Persistence::WorkerLoop() {
   std::unique_lock lock(mu_);
-  while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_ || bgsave_requested_; });
-    if (stop_) break;
-    if (!bgsave_requested_ && SaveRulesDue(server_.clock().NowMs()) && !bgsave_running_.exchange(true)) {
+  while (true) {
+    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_ || requested_view_ != nullptr; });
+    std::unique_ptr<BackgroundView> view = std::move(requested_view_);
+    // A view already started must be written even when stopping: its tables still point at it.
+    if (stop_ && view == nullptr) break;
+    if (view == nullptr && !stop_ && SaveRulesDue(server_.clock().NowMs()) && !bgsave_running_.exchange(true)) {
       bgsave_started_ms_.store(server_.clock().NowMs());
-      bgsave_requested_ = true;
+      lock.unlock();
+      view = BeginBackgroundView();
+      lock.lock();
     }
-    if (!bgsave_requested_) continue;
-    bgsave_requested_ = false;
+    if (view == nullptr) continue;
     lock.unlock();
-    RunBackgroundSave();
+    RunBackgroundSave(std::move(view));
     lock.lock();
   }
 }
@@ -409,7 +531,7 @@ std::optional<std::string> Persistence::DebugReload() {
   uint64_t changes = TotalChanges();
   // Save, empty and load back as one step: no client sees the keyspace in between.
   shards.RunHoldingAll([&] {
-    save_error = WriteSnapshot(false);
+    save_error = WriteSnapshot(nullptr);
     if (save_error) return;
     for (uint32_t id = 0; id < shards.size(); ++id) {
       for (size_t db = 0; db < shards.shard(id).database_count(); ++db) shards.shard(id).db(db).Clear();
@@ -455,7 +577,7 @@ void Persistence::AppendInfo(std::string& out) const {
   line("rdb_last_bgsave_time_sec", std::to_string(last_bgsave_seconds_.load()));
   line("rdb_current_bgsave_time_sec", running ? std::to_string((now - bgsave_started_ms_.load()) / 1000) : "-1");
   line("rdb_saves", std::to_string(saves_.load()));
-  line("rdb_last_cow_size", "0");
+  line("rdb_last_cow_size", std::to_string(last_save_buffer_peak_.load()));
   line("rdb_last_load_keys_expired", std::to_string(last_load_keys_expired_.load()));
   line("rdb_last_load_keys_loaded", std::to_string(last_load_keys_loaded_.load()));
 }

@@ -3,17 +3,20 @@
 // Snapshots: SAVE, BGSAVE, `save` rules, SHUTDOWN's save, loading at start-up and DEBUG
 // RELOAD, in Redis's RDB format (engine/rdb_file.h).
 //
-// Fork-less background save. Redis forks and lets copy-on-write keep the child's view; lapse
-// has threads, so a worker thread walks the shards itself: for each database, each shard in
-// turn, it takes the shard's lock for one slice (at most kSliceKeys keys), serialises them
-// into the writer's buffer, lets go, and goes on with the next slice. Clients are served
-// between slices. The guarantee is per key, not point-in-time: every key that exists for the
-// whole save is written exactly once, with its value as it was when its slice was taken; a key
-// created or deleted during the save may or may not be in the file. Duplicates are impossible:
-// a shard's table is never shrunk while it is being walked (a shrink would make the scan
-// cursor revisit buckets), and any rehash under way is finished when its walk starts.
-// SAVE (and SHUTDOWN's save, DEBUG RELOAD) holds every shard for the whole save instead:
-// a point-in-time view, with every client waiting, as Redis's SAVE.
+// Fork-less, point-in-time background save. Redis forks and lets copy-on-write keep the
+// child's view; lapse has threads and keeps the view itself (engine/snapshot.h). BGSAVE, before
+// it replies, holds every shard just long enough to start a view of each table (and to take
+// the function libraries, container settings and RESIZEDB counts of that instant); the worker
+// thread then walks each shard in small slices under its lock (kWalkSliceEntries in
+// persistence.cc), keeps off the shard after each as long as it held it, and after each
+// slice moves into the file what writers wrote ahead of the walk (a key about to
+// change is first written as it was). Every key of the start is written once with its value
+// and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile; items are
+// still read per slice (no pre-write hook in engine/item_store.h yet), so they are per item,
+// not point-in-time. A view, once started, is always walked to its end, even when the file
+// fails (the tables point at it until then).
+// SAVE (and SHUTDOWN's save, DEBUG RELOAD, the AOF base) holds every shard for the whole save
+// instead: a point-in-time view, with every client waiting, as Redis's SAVE.
 //
 // Crash safety: the file is written as temp-<pid>-<n>.rdb in `dir`, fsynced, renamed over
 // `dbfilename`, and the directory fsynced; a crash at any point leaves the previous snapshot.
@@ -27,6 +30,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,6 +41,9 @@
 namespace lapse::engine::rdb {
 class Sink;
 struct LoadStats;
+}
+namespace lapse::engine {
+class ShardSnapshot;
 }
 
 namespace lapse::server {
@@ -103,13 +110,23 @@ class Persistence {
     std::atomic<uint64_t> value{0};
   };
 
+  // A background save's instant: every shard's view (engine/snapshot.h) and what lives
+  // outside the shards, taken together while holding every shard.
+  struct BackgroundView;
+
   void WorkerLoop();
   bool SaveRulesDue(int64_t now_ms) const;
-  void RunBackgroundSave();
-  // Writes the snapshot through the atomic-rename path; `sliced` takes each shard per slice
-  // (background), otherwise the caller holds every shard.
-  std::optional<std::string> WriteSnapshot(bool sliced);
-  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool sliced, bool aof_base = false);
+  std::unique_ptr<BackgroundView> BeginBackgroundView();
+  void RunBackgroundSave(std::unique_ptr<BackgroundView> view);
+  // A view whose file failed before its walk ended (the temp file would not open): walks the
+  // rest without writing, so that no table is left pointing at it.
+  void FinishViewUnwritten(BackgroundView& view);
+  // Writes the snapshot through the atomic-rename path: from `view` in slices, or, with none,
+  // whole while the caller holds every shard.
+  std::optional<std::string> WriteSnapshot(BackgroundView* view);
+  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool aof_base = false);
+  // BGSAVE's point-in-time walk, one slice per shard lock.
+  bool SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view);
   void NoteSaved(uint64_t changes_at_start, int64_t now_ms);
   void NoteLoaded(const engine::rdb::LoadStats& stats);
   uint64_t TotalChanges() const;
@@ -127,6 +144,8 @@ class Persistence {
   std::atomic<int64_t> last_bgsave_try_ms_{0};
   std::atomic<uint64_t> saves_{0};
   std::atomic<bool> bgsave_running_{false};
+  // The most bytes the last background save's record buffers held (INFO rdb_last_cow_size).
+  std::atomic<uint64_t> last_save_buffer_peak_{0};
   std::atomic<bool> shutdown_save_needed_{true};
   std::atomic<bool> loading_{false};
   std::atomic<uint64_t> last_load_keys_loaded_{0};
@@ -136,7 +155,7 @@ class Persistence {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
-  bool bgsave_requested_ = false;
+  std::unique_ptr<BackgroundView> requested_view_;  // a BGSAVE the worker has to write
   std::thread worker_;
   uint64_t temp_serial_ = 0;
 };

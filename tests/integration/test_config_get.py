@@ -93,3 +93,13 @@ def test_a_redis_default_in_a_configuration_is_accepted_and_another_value_refuse
     assert config_get(srv.port, "appendfsync", "tcp-keepalive") == {"appendfsync": "everysec", "tcp-keepalive": "300"}
     with pytest.raises(Exception):
         start_server(options={"tcp-keepalive": "60"})
+
+
+def test_the_hidden_rdb_key_save_delay_is_answered_by_name_only(server):
+    # A test knob of Redis's (HIDDEN_CONFIG): not in CONFIG GET *, but readable and settable.
+    assert config_get(server.port, "rdb-key-save-delay") == {"rdb-key-save-delay": "0"}
+    assert config_get(server.port, "rdb-key-save-*") == {}
+    with RawClient(server.port) as c:
+        assert c.call("CONFIG", "SET", "rdb-key-save-delay", "5") == "OK"
+        assert config_get(server.port, "rdb-key-save-delay") == {"rdb-key-save-delay": "5"}
+        assert c.call("CONFIG", "SET", "rdb-key-save-delay", "0") == "OK"

@@ -1,0 +1,79 @@
+// File: engine/snapshot.h
+//
+// One shard's part of a point-in-time background save (BGSAVE), without fork.
+//
+// Redis forks and lets copy-on-write keep the child's view. lapse instead starts a view of
+// every table of the shard at one instant (the server does it for all shards at once, holding
+// them all, so the whole file is one point in time) and then walks the tables in slices while
+// clients keep writing. What keeps the view is the pre-write hook of engine/kv_table.h: the
+// first change to an entry the walk has not reached yet writes the entry as it still is into
+// this shard's record buffer, then lets the change happen. So every key is written exactly
+// once, with its value at the start; keys created after the start are never written, keys
+// deleted (or expired, evicted, renamed, moved, flushed) after it are written with their old
+// value, and keys already expired at the start are skipped. This is Dragonfly's scheme, per
+// entry rather than per bucket (an entry carries a mark bit that costs no space), which lets
+// resizes go on during the save.
+//
+// The records go to an in-memory buffer that the saving thread drains into the file after
+// every slice (TakeRecords), so the buffer holds at most what writers pre-empted since the
+// last drain: that is the save's whole memory overhead, besides one slice's encoding.
+//
+// Threads: the constructor and WalkSlice run holding the shard; the hook runs on whichever
+// thread holds the shard; TakeRecords runs on the saving thread at any time, so the buffer has
+// its own mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/rdb_file.h"
+
+namespace lapse::engine {
+
+class Shard;
+
+class ShardSnapshot {
+ public:
+  // Holding the shard: starts the view of each of its databases as they are at `start_ms`.
+  ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms);
+  ~ShardSnapshot();
+  ShardSnapshot(const ShardSnapshot&) = delete;
+  ShardSnapshot& operator=(const ShardSnapshot&) = delete;
+
+  // Holding the shard: walks on until about `max_entries` entries were visited (adding how
+  // many to *visited when given). True once every database was walked whole; the shard's
+  // tables are then free of the view.
+  bool WalkSlice(size_t max_entries, size_t* visited = nullptr);
+  bool done() const;
+
+  // Any thread: appends the records written so far to *out and empties the buffer.
+  void TakeRecords(std::string* out);
+  // After the file failed: writes nothing more, but the walk still has to finish so that
+  // every entry ends with its table's mark.
+  void Discard();
+
+  uint64_t keys_written() const;
+  // The most bytes the record buffer held at once (the save's memory overhead, INFO).
+  size_t peak_buffer_bytes() const;
+
+ private:
+  class DbView;
+  void Append(uint32_t db, const Entry* e);
+
+  rdb::SnapshotOptions options_;
+  int64_t start_ms_;
+  std::vector<std::unique_ptr<DbView>> views_;
+
+  mutable std::mutex mu_;
+  std::string records_;
+  int64_t current_db_ = -1;  // the database of the last record in records_, -1: none yet
+  bool discard_ = false;
+  uint64_t keys_written_ = 0;
+  size_t peak_buffer_bytes_ = 0;
+};
+
+}  // namespace lapse::engine
