@@ -43,7 +43,7 @@ def start(kind, binary, workdir, cores, threads):
     # accounting (the pid it reads /proc of is the server's, since taskset execs it).
     launcher = os.path.join(workdir, f"pin-{kind}-{cores}.sh")
     with open(launcher, "w") as f:
-        f.write(f"#!/bin/sh\nexec taskset -c {cores} {binary} \"$@\"\n")
+        f.write(f"#!/bin/sh\nexec taskset -c {cores} {os.path.abspath(binary)} \"$@\"\n")
     os.chmod(launcher, 0o755)
     extra = ["--threads", str(threads)] if kind == "lapse" else []
     return compare.Server(kind, launcher, workdir, extra)
@@ -71,7 +71,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="lapse-scaling-")
     bench_launcher = os.path.join(workdir, "bench.sh")
     with open(bench_launcher, "w") as f:
-        f.write(f"#!/bin/sh\nexec taskset -c {bench_cores} {os.path.join(args.build, 'lapse-bench')} \"$@\"\n")
+        f.write(f"#!/bin/sh\nexec taskset -c {bench_cores} {os.path.abspath(os.path.join(args.build, 'lapse-bench'))} \"$@\"\n")
     os.chmod(bench_launcher, 0o755)
     bench = compare.Bench(bench_launcher, workdir)
     ctx = types.SimpleNamespace(bench=bench)
