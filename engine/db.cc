@@ -58,6 +58,10 @@ void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
   if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }
 
+int Db::History(uint64_t hash) const {
+  return sketch_ != nullptr && sketch_->enabled() ? sketch_->Estimate(hash) : kNoHistory;
+}
+
 namespace {
 // A value written over an existing key is a new value to LRU, but keeps the key's frequency
 // under LFU, as Redis's dbOverwrite does.
@@ -98,7 +102,9 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
     return fresh;
   }
   Entry* fresh = Entry::Create(key, value, type, deadline_ms);
-  NoteCreated(fresh, now_ms);
+  int history = History(hash);
+  NoteCreated(fresh, now_ms, history);
+  if (history != kNoHistory && OnProbation(history)) probation_->Push(index_, key);
   table_.Insert(fresh, hash);
   Track(fresh, hash);
   Touch(key);

@@ -183,11 +183,21 @@ def settled_used_memory(c):
     return last
 
 
+def set_limit_from_used(c, offset):
+    """Sets maxmemory to used memory + `offset` bytes. Under allkeys-lfu a maxmemory also sizes
+    the read history (1/64 of it, counted in used memory: engine/frequency_sketch.h), so a
+    first limit 2% above used memory brings in a history of about the final size, and used
+    memory is measured again with it."""
+    if c.call("CONFIG", "GET", "maxmemory-policy")[1] == "allkeys-lfu":
+        c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) * 102 // 100))
+    c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) + offset))
+
+
 def squeeze(c, policy, excess_values):
     """Sets maxmemory about `excess_values` values below what is used now, then writes one
     small key so that eviction runs; returns the write's reply."""
     c.call("CONFIG", "SET", "maxmemory-policy", policy)
-    c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) - excess_values * len(VALUE)))
+    set_limit_from_used(c, -excess_values * len(VALUE))
     time.sleep(0.01)  # the maxmemory check reads a figure up to 1 ms old (server/memory.h)
     reply = c.call("SET", "probe", "1")
     return reply.message if isinstance(reply, RespError) else reply
