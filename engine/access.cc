@@ -38,13 +38,9 @@ AccessSettings& Access() {
   return settings;
 }
 
-// The read that missed and led to the key's creation is the one count a key without
-// history has.
-bool OnProbation(int history) { return history != kNoHistory && history <= 1; }
-
-void NoteCreated(Entry* e, int64_t now_ms, int history) {
+void NoteCreated(Entry* e, int64_t now_ms) {
   bool lfu = Access().lfu.load(std::memory_order_relaxed);
-  e->set_access_stamp(lfu ? LfuStamp(now_ms, OnProbation(history) ? kLfuProbationCount : kLfuInitialCount) : LruClock(now_ms));
+  e->set_access_stamp(lfu ? LfuStamp(now_ms, kLfuInitialCount) : LruClock(now_ms));
 }
 
 void NoteAccess(Entry* e, int64_t now_ms) {

@@ -9,8 +9,7 @@
 //   LFU: | minutes of the last decrement, mod 2^16 (16) | logarithmic access counter (8) |.
 //        The counter grows with probability 1 / ((counter - 5) * lfu-log-factor + 1) and
 //        loses one per lfu-decay-time minutes without access; a new key starts at 5, so that
-//        it is not the first one evicted; under allkeys-lfu with a maxmemory, a new key
-//        whose read history shows no earlier read starts at 4 (engine/frequency_sketch.h).
+//        it is not the first one evicted.
 //
 // Switching policies at run time reinterprets the stamps, as in Redis: they adjust as keys
 // are used again.
@@ -33,18 +32,9 @@ AccessSettings& Access();
 
 inline constexpr uint32_t kLruClockMax = (1u << 24) - 1;
 inline constexpr uint8_t kLfuInitialCount = 5;
-// A new key with no read history (engine/frequency_sketch.h) starts on probation here: the
-// next eviction prefers it to any fresh key, and one read makes it one.
-inline constexpr uint8_t kLfuProbationCount = 4;
-// `history` for a key whose reads are not counted (no sketch).
-inline constexpr int kNoHistory = -1;
 
-// Stamps a key just created (or replaced whole). Under LFU, `history` (the frequency sketch's
-// estimate of its reads, the miss that led to its creation included) decides its counter:
-// probation for 1 read or fewer, Redis's initial count otherwise or without a sketch.
-void NoteCreated(Entry* e, int64_t now_ms, int history = kNoHistory);
-// Whether a new key with this read history starts on probation.
-bool OnProbation(int history);
+// Stamps a key just created (or replaced whole).
+void NoteCreated(Entry* e, int64_t now_ms);
 // Stamps a key a command has just found: its LRU time, or its LFU counter decayed and
 // incremented.
 void NoteAccess(Entry* e, int64_t now_ms);

@@ -58,8 +58,8 @@ void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
   if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }
 
-int Db::History(uint64_t hash) const {
-  return sketch_ != nullptr && sketch_->enabled() ? sketch_->Estimate(hash) : kNoHistory;
+bool Db::NewToHistory(uint64_t hash) const {
+  return sketch_ != nullptr && sketch_->enabled() && StartsOnProbation(sketch_->Estimate(hash));
 }
 
 namespace {
@@ -102,9 +102,8 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
     return fresh;
   }
   Entry* fresh = Entry::Create(key, value, type, deadline_ms);
-  int history = History(hash);
-  NoteCreated(fresh, now_ms, history);
-  if (history != kNoHistory && OnProbation(history)) probation_->Push(index_, key);
+  NoteCreated(fresh, now_ms);
+  if (NewToHistory(hash)) probation_->Push(index_, key);
   table_.Insert(fresh, hash);
   Track(fresh, hash);
   Touch(key);

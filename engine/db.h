@@ -177,7 +177,7 @@ class Db {
   }
   // A read lookup of the key of this hash, found or not: counted in the read history.
   void CountRead(uint64_t hash) {
-    if (sketch_ != nullptr) sketch_->Increment(hash);
+    if (sketch_ != nullptr && sketch_->enabled()) sketch_->Increment(hash);
   }
   // Who hears of keys deleted by expiry (keyspace notifications); nullptr: nobody.
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
@@ -225,8 +225,9 @@ class Db {
   void SignalReady(std::string_view key);
   void Track(const Entry* e, uint64_t hash);
   void Untrack(const Entry* e);
-  // The read history of the key of this hash for NoteCreated: kNoHistory without a sketch.
-  int History(uint64_t hash) const;
+  // Whether a key of this hash being created has no read history but the miss that led to
+  // it (engine/frequency_sketch.h): it is then queued on probation. False without a sketch.
+  bool NewToHistory(uint64_t hash) const;
 
   KvTable table_;
   TimingWheel wheel_;

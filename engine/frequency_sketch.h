@@ -6,25 +6,27 @@
 //
 //   * every read lookup (a hit or a miss) counts its key's hash;
 //   * a key created with no history (its only count is the miss that came just before the
-//     set-on-miss) starts on probation: its LFU counter starts at 4, one below Redis's
-//     initial 5 (engine/access.h), and its name is queued (ProbationQueue) so that the
-//     evictor offers it to its pool at once instead of waiting to sample it by chance. Unless
-//     it is read again it goes before the keys that were: a one-time scan and the far tail
-//     of a Zipf law go first. A read brings it to 5, the rank of a fresh key;
-//   * a key created with a history starts at 5 as in Redis: a popular key that was evicted
-//     comes back as good as a fresh one, not as a probationer;
-//   * the evictor ranks keys by their LFU counter first and, among keys of the same counter
-//     (most keys share a handful of values), the one with the smaller estimate goes first
-//     (server/eviction.cc, PoolScore).
+//     set-on-miss) is put on probation: its name is queued (ProbationQueue) and the evictor
+//     offers it to its pool at once instead of waiting to sample it by chance. Its LFU counter
+//     starts at Redis's 5 (OBJECT FREQ stays Redis's reply: the history is kept apart from the
+//     counter), so it competes on the pool's score with the keys that were read since they
+//     were created (6 and up) and loses to them unless it is read again: a one-time scan and
+//     the far tail of a Zipf law go first. This is W-TinyLFU's admission in Redis's terms: a
+//     write always succeeds, and the history decides which key is evicted next;
+//   * among keys of the same LFU counter (most keys share a handful of values) the one with
+//     the smaller estimate goes first (server/eviction.cc, PoolScore).
 //
-// Why this and not the alternatives (measured with bench/compare scenario 16, see
-// bench/RESULTS.md): sampling more keys per eviction did not close the gap to the static
-// optimum, because the loss came from admitting every missed key at the same rank as the
-// keys already held; a key's own counter cannot tell a first visit from a return, since its
-// history is deleted with it. The sketch can, for a few bits per held key. Ranking by the
-// estimate first and the counter second did worse than the counter first (the estimate is
-// 4 bits and halves; the counter holds a key's whole life), as did a probation count of 1
-// instead of 4 (a probationer read a few times stayed below the keys never read).
+// Why this and not the alternatives (bench/RESULTS.md, issue 16, 16.5 and 16.6): sampling
+// more keys did not close the gap to the static optimum; the loss came from admitting every
+// missed key at the rank of the keys already held, and a key's own counter cannot tell a
+// first visit from a return, since its history is deleted with it. A separate window and a
+// segmented main region (W-TinyLFU proper) would need list links in every entry, which the
+// per-key budget does not allow; a simulation of it over the same sampled pool gave the same
+// hit ratios as this probation queue. What mattered was the sketch's size: it counts every
+// key read, the tail included (about five times the keys held), and a sketch sized by the
+// keys held collided so often that the tail looked as read as the keys at the boundary. It is
+// sized by maxmemory instead (server/eviction.cc: 1/20 of it, about Caffeine's 8 bytes per
+// key of capacity at 100-byte values), fixed while maxmemory stays, counted in used_memory.
 //
 // Layout: a count-min sketch of 4-bit counters, depth 4, with all four counters of a key in
 // one 64-byte block (one cache line per increment), increments conservative (only the
@@ -77,6 +79,10 @@ class FrequencySketch {
   uint64_t window_ = 0;
   uint64_t increments_ = 0;
 };
+
+// Whether a key about to be created, whose history estimate is `estimate` (the miss that
+// led to its creation included), goes on probation: read at most once lately.
+inline bool StartsOnProbation(uint8_t estimate) { return estimate <= 1; }
 
 // The keys created on probation, oldest first, which the evictor offers to its pool before
 // any sampled key: sampling alone finds a new key only by chance, and a scan's keys would

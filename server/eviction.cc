@@ -59,11 +59,9 @@ engine::EvictionPool& PoolFor(engine::EvictionPolicy policy) {
 // history breaks the ties of the coarse LFU counter (most keys share a handful of values).
 uint64_t PoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const engine::Entry* e, std::string_view name,
                    int64_t now_ms) {
-  uint64_t score = engine::VictimScore(policy, e, now_ms);
   engine::FrequencySketch& sketch = shard.frequency_sketch();
-  if (!engine::TracksFrequency(policy) || !sketch.enabled()) return score;
-  uint64_t unread = engine::FrequencySketch::kMaxCount - sketch.Estimate(engine::HashKey(name));
-  return score * (engine::FrequencySketch::kMaxCount + 1) + unread;
+  if (!engine::TracksFrequency(policy) || !sketch.enabled()) return engine::VictimScore(policy, e, now_ms);
+  return engine::VictimScoreWithHistory(policy, e, sketch.Estimate(engine::HashKey(name)), now_ms);
 }
 
 }  // namespace
@@ -75,29 +73,33 @@ void Evictor::Configure(const EvictionSettings& settings) {
   time_limit_us_.store(TimeLimitUs(settings.tenacity), std::memory_order_relaxed);
 }
 
-void Evictor::SizeReadHistory(int64_t maxmemory) {
-  bool wanted = policy() == engine::EvictionPolicy::kAllKeysLfu && maxmemory > 0;
-  if (sketch_bytes_per_shard_.exchange(wanted ? 1 : 0, std::memory_order_relaxed) == (wanted ? 1u : 0u)) return;
-  if (!wanted) shards_.RunOnAll([](engine::Shard& shard) { shard.frequency_sketch().Resize(0, 0); });
-}
-
 namespace {
-// Sized by the keys the shard holds, not by maxmemory: with few keys and a large fixed
-// footprint a history sized by the limit would take the keys' room. 2 to 4 bytes (4 to 8
-// counters) a key, a power of two so that it is resized only when the key count doubles
-// or falls to a quarter; the window, 4 increments a byte, is 8 to 16 reads a key held
-// (Caffeine uses 10). Measured with scenario 16 (bench/RESULTS.md). Resizing forgets the
-// counts.
-void FitReadHistory(engine::Shard& shard, bool wanted) {
-  constexpr size_t kBytesPerKey = 2;
-  constexpr uint64_t kWindowPerByte = 4;
-  size_t keys = 0;
-  for (size_t i = 0; i < shard.database_count(); ++i) keys += shard.db(i).stored();
-  size_t bytes = wanted ? std::bit_ceil(std::max(keys * kBytesPerKey, engine::FrequencySketch::kBlockBytes)) : 0;
-  engine::FrequencySketch& sketch = shard.frequency_sketch();
-  if (bytes > sketch.bytes() || bytes * 4 <= sketch.bytes()) sketch.Resize(bytes, bytes * kWindowPerByte);
+// The read history's size per shard for a maxmemory: 1/20 of the limit in all (about
+// Caffeine's 8 bytes per key of capacity, at 100-byte values), which scenario 16 measured
+// better than 1/40 and 1/10 once the keys it displaces are counted (bench/RESULTS.md 16.6).
+// The window, 4 increments a byte (8 reads a counter), ages it about every 8-10 reads per
+// key held. Fixed while maxmemory stays: a resize forgets the counts.
+constexpr int64_t kHistoryShareOfMaxmemory = 20;
+constexpr uint64_t kHistoryWindowPerByte = 4;
+constexpr size_t kMaxHistoryBytesPerShard = size_t{64} << 20;
+
+size_t HistoryBytesPerShard(int64_t maxmemory, size_t shards) {
+  auto bytes = static_cast<size_t>(maxmemory / kHistoryShareOfMaxmemory) / shards;
+  return std::clamp(bytes, engine::FrequencySketch::kBlockBytes, kMaxHistoryBytesPerShard);
 }
 }  // namespace
+
+void Evictor::SizeReadHistory(int64_t maxmemory) {
+  bool wanted = policy() == engine::EvictionPolicy::kAllKeysLfu && maxmemory > 0;
+  size_t bytes = wanted ? HistoryBytesPerShard(maxmemory, shards_.size()) : 0;
+  bytes -= bytes % engine::FrequencySketch::kBlockBytes;
+  if (history_bytes_per_shard_.exchange(bytes, std::memory_order_relaxed) == bytes) return;
+  // One shard at a time: a resize forgets that shard's counts and its probation queue.
+  shards_.RunOnAll([&](engine::Shard& shard) {
+    shard.frequency_sketch().Resize(bytes, bytes * kHistoryWindowPerByte);
+    shard.probation().Clear();
+  });
+}
 
 uint32_t Evictor::RandomShard() { return static_cast<uint32_t>(NextRandom(&tls_random) % shards_.size()); }
 
@@ -129,9 +131,9 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
   bool volatile_only = engine::EvictsVolatileOnly(policy);
   auto samples = static_cast<size_t>(samples_.load(std::memory_order_relaxed));
   bool any = false;
-  bool history = sketch_bytes_per_shard_.load(std::memory_order_relaxed) != 0;
+  bool probation = policy == engine::EvictionPolicy::kAllKeysLfu;
   shards_.WithShard(shard_id, [&](engine::Shard& shard) {
-    if (history) FitReadHistory(shard, true);
+    if (probation) OfferProbation(shard, shard_id, now_ms);
     for (uint32_t i = 0; i < shard.database_count(); ++i) {
       const engine::Db& db = shard.db(i);
       if (db.stored() != 0) {
@@ -152,21 +154,18 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
   return any;
 }
 
-void Evictor::OfferProbation(int64_t now_ms) {
+void Evictor::OfferProbation(engine::Shard& shard, uint32_t shard_id, int64_t now_ms) {
   engine::EvictionPool& pool = PoolFor(engine::EvictionPolicy::kAllKeysLfu);
-  // Every shard, every round: a key is on probation for the next evictions, not for whenever
-  // its shard is sampled. Four a shard: the queues drain even when every new key is on
-  // probation (a scan), at the cost of a lock per shard, which is small next to an eviction.
+  // Only the shards a round samples, under the lock it already holds: a round never locks
+  // every shard. Four a shard: two shards a round take eight, more than the one or two keys
+  // created per eviction, so the queues drain even when every new key is on probation (a
+  // scan); a probationer waits for its shard's turn, about eight rounds.
   constexpr size_t kOffersPerShard = 4;
-  for (uint32_t id = 0; id < shards_.size(); ++id) {
-    shards_.WithShard(id, [&](engine::Shard& shard) {
-      shard.probation().Take(kOffersPerShard, [&](uint32_t db, std::string_view key) {
-        if (const engine::Entry* e = shard.db(db).Find(key, now_ms)) {
-          pool.Offer(PoolScore(engine::EvictionPolicy::kAllKeysLfu, shard, e, key, now_ms), id, db, key);
-        }
-      });
-    });
-  }
+  shard.probation().Take(kOffersPerShard, [&](uint32_t db, std::string_view key) {
+    if (const engine::Entry* e = shard.db(db).Find(key, now_ms)) {
+      pool.Offer(PoolScore(engine::EvictionPolicy::kAllKeysLfu, shard, e, key, now_ms), shard_id, db, key);
+    }
+  });
 }
 
 size_t Evictor::EvictItem(engine::Shard& shard, uint32_t db, std::string_view container, std::string_view id,
@@ -241,7 +240,6 @@ size_t Evictor::EvictOne(int64_t now_ms) {
     Sample(RandomShard(), now_ms);
     Sample(RandomShard(), now_ms);
   }
-  if (policy == engine::EvictionPolicy::kAllKeysLfu) OfferProbation(now_ms);
   if (size_t freed = evict_best()) return freed;
   // Nothing found in the random shards: look at every shard before concluding there is
   // nothing to evict.

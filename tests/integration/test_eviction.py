@@ -99,6 +99,19 @@ def test_object_freq_and_idletime(pair):
     ])
 
 
+def test_object_freq_of_a_set_on_miss_key_is_redis_s_with_a_read_history(pair):
+    # With allkeys-lfu and a maxmemory lapse counts reads in a history apart from the key's
+    # counter (engine/frequency_sketch.h): a key created after a miss, with no history, is
+    # queued on probation yet reports Redis's initial count, and climbs as in Redis.
+    same(pair, [
+        ("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"), ("CONFIG", "SET", "maxmemory", "100mb"),
+        ("GET", "fresh"), ("SET", "fresh", "v"), ("OBJECT", "FREQ", "fresh"),
+        ("GET", "fresh"), ("OBJECT", "FREQ", "fresh"),
+        ("GET", "back"), ("GET", "back"), ("SET", "back", "v"), ("OBJECT", "FREQ", "back"),
+        ("CONFIG", "SET", "maxmemory", "0"),
+    ])
+
+
 def test_info_reports_the_eviction_figures(pair):
     for c in pair.values():
         c.call("CONFIG", "SET", "maxmemory", "100mb")
@@ -185,7 +198,7 @@ def settled_used_memory(c):
 
 def set_limit_from_used(c, offset):
     """Sets maxmemory to used memory + `offset` bytes. Under allkeys-lfu a maxmemory also sizes
-    the read history (1/64 of it, counted in used memory: engine/frequency_sketch.h), so a
+    the read history (1/20 of it, counted in used memory: engine/frequency_sketch.h), so a
     first limit 2% above used memory brings in a history of about the final size, and used
     memory is measured again with it."""
     if c.call("CONFIG", "GET", "maxmemory-policy")[1] == "allkeys-lfu":
