@@ -34,7 +34,7 @@ args = parser.parse_args()
 ctx = compare.Context(types.SimpleNamespace(
     lapse_server=os.path.join(args.build, "lapse-server"), redis_server="/usr/bin/redis-server",
     lapse_bench=os.path.join(args.build, "lapse-bench"), rounds=1, quick=args.quick, lapse_threads=None,
-    test_time=None, mass_load_budget=10, reclaim_cap=60), tempfile.mkdtemp())
+    test_time=None, mass_load_budget=10, reclaim_cap=60, baseline_lapse_server=None), tempfile.mkdtemp())
 n = ctx.evict_keys
 maxmemory = args.maxmemory or (9_048_625 if args.quick else 41_027_044)
 cum = compare.zipf_cumulative(n, compare.EVICT_ZIPF_S)
