@@ -64,6 +64,13 @@ uint64_t PoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const en
   return engine::VictimScoreWithHistory(policy, e, sketch.Estimate(engine::HashKey(name)), now_ms);
 }
 
+// An item's: its reads are not counted in the history (only key lookups are), so it ranks as
+// a key of the same LFU counter with a middling history would.
+uint64_t ItemPoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const engine::Entry* stamp, int64_t now_ms) {
+  if (!engine::TracksFrequency(policy) || !shard.frequency_sketch().enabled()) return engine::VictimScore(policy, stamp, now_ms);
+  return engine::VictimScoreWithHistory(policy, stamp, engine::FrequencySketch::kMaxCount / 2, now_ms);
+}
+
 }  // namespace
 
 void Evictor::Configure(const EvictionSettings& settings) {
@@ -78,27 +85,28 @@ namespace {
 // Caffeine's 8 bytes per key of capacity, at 100-byte values), which scenario 16 measured
 // better than 1/40 and 1/10 once the keys it displaces are counted (bench/RESULTS.md 16.6).
 // The window, 4 increments a byte (8 reads a counter), ages it about every 8-10 reads per
-// key held. Fixed while maxmemory stays: a resize forgets the counts.
+// key held. A power of two, so that a small change of maxmemory keeps the counts (a resize
+// forgets them) and does not free and allocate it all again.
 constexpr int64_t kHistoryShareOfMaxmemory = 20;
 constexpr uint64_t kHistoryWindowPerByte = 4;
 constexpr size_t kMaxHistoryBytesPerShard = size_t{64} << 20;
 
 size_t HistoryBytesPerShard(int64_t maxmemory, size_t shards) {
   auto bytes = static_cast<size_t>(maxmemory / kHistoryShareOfMaxmemory) / shards;
-  return std::clamp(bytes, engine::FrequencySketch::kBlockBytes, kMaxHistoryBytesPerShard);
+  return std::bit_floor(std::clamp(bytes, engine::FrequencySketch::kBlockBytes, kMaxHistoryBytesPerShard));
 }
 }  // namespace
 
 void Evictor::SizeReadHistory(int64_t maxmemory) {
   bool wanted = policy() == engine::EvictionPolicy::kAllKeysLfu && maxmemory > 0;
   size_t bytes = wanted ? HistoryBytesPerShard(maxmemory, shards_.size()) : 0;
-  bytes -= bytes % engine::FrequencySketch::kBlockBytes;
   if (history_bytes_per_shard_.exchange(bytes, std::memory_order_relaxed) == bytes) return;
   // One shard at a time: a resize forgets that shard's counts and its probation queue.
   shards_.RunOnAll([&](engine::Shard& shard) {
     shard.frequency_sketch().Resize(bytes, bytes * kHistoryWindowPerByte);
     shard.probation().Clear();
   });
+  FlushThreadCache();  // the old counters, freed, would read as used until then
 }
 
 uint32_t Evictor::RandomShard() { return static_cast<uint32_t>(NextRandom(&tls_random) % shards_.size()); }
@@ -145,7 +153,7 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
       if (volatile_only) continue;  // items are never volatile keys
       shard.items().SampleEvictable(i, &tls_random, samples, now_ms,
                                     [&](const engine::Entry& stamp, const engine::ContainerPart& part, const engine::Item& item) {
-                                      pool.Offer(PoolScore(policy, shard, &stamp, item.id, now_ms), shard_id, i, item.id,
+                                      pool.Offer(ItemPoolScore(policy, shard, &stamp, now_ms), shard_id, i, item.id,
                                                  part.info->name);
                                       any = true;
                                     });
