@@ -64,13 +64,6 @@ uint64_t PoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const en
   return engine::VictimScoreWithHistory(policy, e, sketch.Estimate(engine::HashKey(name)), now_ms);
 }
 
-// An item's: its reads are not counted in the history (only key lookups are), so it ranks as
-// a key of the same LFU counter with a middling history would.
-uint64_t ItemPoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const engine::Entry* stamp, int64_t now_ms) {
-  if (!engine::TracksFrequency(policy) || !shard.frequency_sketch().enabled()) return engine::VictimScore(policy, stamp, now_ms);
-  return engine::VictimScoreWithHistory(policy, stamp, engine::FrequencySketch::kMaxCount / 2, now_ms);
-}
-
 }  // namespace
 
 void Evictor::Configure(const EvictionSettings& settings) {
@@ -153,7 +146,7 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
       if (volatile_only) continue;  // items are never volatile keys
       shard.items().SampleEvictable(i, &tls_random, samples, now_ms,
                                     [&](const engine::Entry& stamp, const engine::ContainerPart& part, const engine::Item& item) {
-                                      pool.Offer(ItemPoolScore(policy, shard, &stamp, now_ms), shard_id, i, item.id,
+                                      pool.Offer(PoolScore(policy, shard, &stamp, item.id, now_ms), shard_id, i, item.id,
                                                  part.info->name);
                                       any = true;
                                     });

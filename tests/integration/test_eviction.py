@@ -199,10 +199,11 @@ def settled_used_memory(c):
 def set_limit_from_used(c, offset):
     """Sets maxmemory to used memory + `offset` bytes. Under allkeys-lfu a maxmemory also sizes
     the read history (a power of two near 1/20 of it, counted in used memory:
-    engine/frequency_sketch.h), so a first limit 2% above used memory brings in a history of
-    the final size, and used memory is measured again with it."""
+    engine/frequency_sketch.h), so a first limit 6% above used memory (room for the history:
+    setting a limit evicts at once) brings in a history of the final size, and used memory is
+    measured again with it."""
     if c.call("CONFIG", "GET", "maxmemory-policy")[1] in (b"allkeys-lfu", "allkeys-lfu"):
-        c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) * 102 // 100))
+        c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) * 106 // 100))
     c.call("CONFIG", "SET", "maxmemory", str(settled_used_memory(c) + offset))
 
 
