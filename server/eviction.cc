@@ -76,7 +76,7 @@ void Evictor::Configure(const EvictionSettings& settings) {
 namespace {
 // The read history's size per shard for a maxmemory: about 1/20 of the limit in all (about
 // Caffeine's 8 bytes per key of capacity, at 100-byte values). Chosen by simulation
-// (bench/evict_sim.cc, bench/RESULTS.md 16.6): the sketch counts every key read, the tail
+// (bench/sim/evict_sim.cc, bench/RESULTS.md 16.6): the sketch counts every key read, the tail
 // included, and at 1/80 (16.5's 2-4 bytes a key) collisions hid the boundary keys; 2x and 4x
 // that gained on both workloads after the keys they displace, 6x little more. A power of two
 // at or below 1/20 per shard.

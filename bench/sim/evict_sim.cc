@@ -1,4 +1,4 @@
-// File: bench/evict_sim.cc
+// File: bench/sim/evict_sim.cc
 //
 // An offline simulation of eviction variants on workloads like scenario 16's (Zipf 0.99 over
 // 1 M keys, 4 M GETs of warm-up then 4 M counted, set-on-miss in batches of 200; workload 2
@@ -6,7 +6,7 @@
 // instead of a byte limit. It answers what the server cannot in minutes: how close to the
 // static optimum a policy can get at all. Not part of the build; a scratch tool:
 //
-//   g++ -O2 -std=c++20 -o /tmp/evict_sim bench/evict_sim.cc
+//   g++ -O2 -std=c++20 -o /tmp/evict_sim bench/sim/evict_sim.cc
 //   /tmp/evict_sim VARIANT WORKLOAD [KEYS_HELD]       # SKB=2 SKW=4: sketch size/window factors
 //
 // Variants: lfu (Redis's sampled LFU: 10 samples an eviction into a 16-entry pool), hrfive
