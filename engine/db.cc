@@ -58,6 +58,10 @@ void Db::PurgeDueFields(Entry* e, uint64_t hash, int64_t now_ms) {
   if (next != kNoDeadline) wheel_.Schedule(hash | kFieldRecord, next);
 }
 
+bool Db::NewToHistory(uint64_t hash) const {
+  return sketch_ != nullptr && sketch_->enabled() && StartsOnProbation(sketch_->Estimate(hash));
+}
+
 namespace {
 // A value written over an existing key is a new value to LRU, but keeps the key's frequency
 // under LFU, as Redis's dbOverwrite does.
@@ -99,6 +103,7 @@ Entry* Db::Put(std::string_view key, std::string_view value, ValueType type, int
   }
   Entry* fresh = Entry::Create(key, value, type, deadline_ms);
   NoteCreated(fresh, now_ms);
+  if (NewToHistory(hash)) probation_->Push(index_, key);
   table_.Insert(fresh, hash);
   Track(fresh, hash);
   Touch(key);

@@ -22,6 +22,7 @@
 
 #include "engine/collection.h"
 #include "engine/entry.h"
+#include "engine/frequency_sketch.h"
 #include "engine/hash.h"
 #include "engine/key_events.h"
 #include "engine/kv_table.h"
@@ -165,6 +166,16 @@ class Db {
   // Where this Db sits (its shard and index), for the ReadyKeys it reports.
   void SetLocation(uint32_t shard, uint32_t index) { shard_ = shard, index_ = index; }
   uint32_t index() const { return index_; }
+  // The shard's read history (engine/frequency_sketch.h), shared by its databases; nullptr
+  // in a Db of its own.
+  void SetFrequencySketch(FrequencySketch* sketch, ProbationQueue* probation) {
+    sketch_ = sketch;
+    probation_ = probation;
+  }
+  // A read lookup of the key of this hash, found or not: counted in the read history.
+  void CountRead(uint64_t hash) {
+    if (sketch_ != nullptr && sketch_->enabled()) sketch_->Increment(hash);
+  }
   // Who hears of keys deleted by expiry (keyspace notifications); nullptr: nobody.
   void SetKeyEventListener(KeyEventListener* listener) { listener_ = listener; }
   // A read lookup of `key` found nothing (keyspace `keymiss`); the caller counts the miss.
@@ -212,6 +223,9 @@ class Db {
   void SignalReady(std::string_view key);
   void Track(const Entry* e, uint64_t hash);
   void Untrack(const Entry* e);
+  // Whether a key of this hash being created has no read history but the miss that led to
+  // it (engine/frequency_sketch.h): it is then queued on probation. False without a sketch.
+  bool NewToHistory(uint64_t hash) const;
 
   KvTable table_;
   TimingWheel wheel_;
@@ -227,6 +241,8 @@ class Db {
   uint32_t shard_ = 0;
   uint32_t index_ = 0;
   KeyEventListener* listener_ = nullptr;
+  FrequencySketch* sketch_ = nullptr;
+  ProbationQueue* probation_ = nullptr;
 };
 
 }  // namespace lapse::engine

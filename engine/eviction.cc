@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/access.h"
+#include "engine/frequency_sketch.h"
 
 namespace lapse::engine {
 
@@ -53,6 +54,12 @@ uint64_t VictimScore(EvictionPolicy policy, const Entry* e, int64_t now_ms) {
     default:
       return IdleMs(e, now_ms);
   }
+}
+
+uint64_t VictimScoreWithHistory(EvictionPolicy policy, const Entry* e, uint8_t estimate, int64_t now_ms) {
+  constexpr uint64_t kEstimates = FrequencySketch::kMaxCount + 1;
+  uint8_t unread = FrequencySketch::kMaxCount - std::min<uint8_t>(estimate, FrequencySketch::kMaxCount);
+  return VictimScore(policy, e, now_ms) * kEstimates + unread;
 }
 
 void EvictionPool::Offer(uint64_t score, uint32_t shard, uint32_t db, std::string_view key,

@@ -53,6 +53,9 @@ inline bool TracksFrequency(EvictionPolicy p) {
 
 // How good a victim `e` is under `policy` (not a random one); higher is better.
 uint64_t VictimScore(EvictionPolicy policy, const Entry* e, int64_t now_ms);
+// The same with the key's read-history estimate (engine/frequency_sketch.h, 0 to 15) breaking
+// the ties of the policy's score: among keys of one LFU counter the less read goes first.
+uint64_t VictimScoreWithHistory(EvictionPolicy policy, const Entry* e, uint8_t estimate, int64_t now_ms);
 
 struct EvictionCandidate {
   uint64_t score = 0;

@@ -10,6 +10,7 @@ Shard::Shard(uint32_t id, size_t databases, int64_t now_ms, ContainerCatalog& ca
   for (size_t i = 0; i < databases; ++i) {
     dbs_.emplace_back(now_ms);
     dbs_.back().SetLocation(id, static_cast<uint32_t>(i));
+    dbs_.back().SetFrequencySketch(sketch_.get(), probation_.get());
   }
 }
 

@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/container.h"
 #include "engine/db.h"
+#include "engine/frequency_sketch.h"
 #include "engine/item_store.h"
 
 namespace lapse::engine {
@@ -84,10 +86,18 @@ class Shard {
   // CONFIG RESETSTAT: zeroes the counters INFO stats reports.
   void ResetStats();
 
+  // The read history its databases count into (engine/frequency_sketch.h); off until sized.
+  FrequencySketch& frequency_sketch() { return *sketch_; }
+  // The keys its databases created on probation, for the evictor.
+  ProbationQueue& probation() { return *probation_; }
+
  private:
   uint32_t id_;
   std::vector<Db> dbs_;
   ItemStore items_;
+  // Held apart so that the databases' pointer to it survives a move of the shard.
+  std::unique_ptr<FrequencySketch> sketch_ = std::make_unique<FrequencySketch>();
+  std::unique_ptr<ProbationQueue> probation_ = std::make_unique<ProbationQueue>();
   size_t next_db_ = 0;  // round robin so that one busy database does not starve the others
   uint64_t keyspace_hits_ = 0;
   uint64_t keyspace_misses_ = 0;

@@ -1,6 +1,7 @@
 #include "server/eviction.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -54,6 +55,15 @@ engine::EvictionPool& PoolFor(engine::EvictionPolicy policy) {
   return tls_pool.pool;
 }
 
+// The pool's score of a sampled key: the policy's, and under LFU with a read history, the
+// history breaks the ties of the coarse LFU counter (most keys share a handful of values).
+uint64_t PoolScore(engine::EvictionPolicy policy, engine::Shard& shard, const engine::Entry* e, std::string_view name,
+                   int64_t now_ms) {
+  engine::FrequencySketch& sketch = shard.frequency_sketch();
+  if (!engine::TracksFrequency(policy) || !sketch.enabled()) return engine::VictimScore(policy, e, now_ms);
+  return engine::VictimScoreWithHistory(policy, e, sketch.Estimate(engine::HashKey(name)), now_ms);
+}
+
 }  // namespace
 
 void Evictor::Configure(const EvictionSettings& settings) {
@@ -61,6 +71,38 @@ void Evictor::Configure(const EvictionSettings& settings) {
   // Bounded: a round samples every database of two shards, under their locks.
   samples_.store(std::min(settings.samples, 1024), std::memory_order_relaxed);
   time_limit_us_.store(TimeLimitUs(settings.tenacity), std::memory_order_relaxed);
+}
+
+namespace {
+// The read history's size per shard for a maxmemory: about 1/20 of the limit in all (about
+// Caffeine's 8 bytes per key of capacity, at 100-byte values). Chosen by simulation
+// (bench/sim/evict_sim.cc, bench/RESULTS.md 16.6): the sketch counts every key read, the tail
+// included, and at 1/80 (16.5's 2-4 bytes a key) collisions hid the boundary keys; 2x and 4x
+// that gained on both workloads after the keys they displace, 6x little more. A power of two
+// at or below 1/20 per shard.
+// The window, 4 increments a byte (8 reads a counter), ages it about every 8-10 reads per
+// key held. A power of two, so that a small change of maxmemory keeps the counts (a resize
+// forgets them) and does not free and allocate it all again.
+constexpr int64_t kHistoryShareOfMaxmemory = 20;
+constexpr uint64_t kHistoryWindowPerByte = 4;
+constexpr size_t kMaxHistoryBytesPerShard = size_t{64} << 20;
+
+size_t HistoryBytesPerShard(int64_t maxmemory, size_t shards) {
+  auto bytes = static_cast<size_t>(maxmemory / kHistoryShareOfMaxmemory) / shards;
+  return std::bit_floor(std::clamp(bytes, engine::FrequencySketch::kBlockBytes, kMaxHistoryBytesPerShard));
+}
+}  // namespace
+
+void Evictor::SizeReadHistory(int64_t maxmemory) {
+  bool wanted = policy() == engine::EvictionPolicy::kAllKeysLfu && maxmemory > 0;
+  size_t bytes = wanted ? HistoryBytesPerShard(maxmemory, shards_.size()) : 0;
+  if (history_bytes_per_shard_.exchange(bytes, std::memory_order_relaxed) == bytes) return;
+  // One shard at a time: a resize forgets that shard's counts and its probation queue.
+  shards_.RunOnAll([&](engine::Shard& shard) {
+    shard.frequency_sketch().Resize(bytes, bytes * kHistoryWindowPerByte);
+    shard.probation().Clear();
+  });
+  FlushThreadCache();  // the old counters, freed, would read as used until then
 }
 
 uint32_t Evictor::RandomShard() { return static_cast<uint32_t>(NextRandom(&tls_random) % shards_.size()); }
@@ -93,25 +135,41 @@ bool Evictor::Sample(uint32_t shard_id, int64_t now_ms) {
   bool volatile_only = engine::EvictsVolatileOnly(policy);
   auto samples = static_cast<size_t>(samples_.load(std::memory_order_relaxed));
   bool any = false;
+  bool probation = policy == engine::EvictionPolicy::kAllKeysLfu;
   shards_.WithShard(shard_id, [&](engine::Shard& shard) {
+    if (probation) OfferProbation(shard, shard_id, now_ms);
     for (uint32_t i = 0; i < shard.database_count(); ++i) {
       const engine::Db& db = shard.db(i);
       if (db.stored() != 0) {
         db.SampleLive(&tls_random, samples, volatile_only, now_ms, [&](const engine::Entry* e) {
-          pool.Offer(engine::VictimScore(policy, e, now_ms), shard_id, i, e->key());
+          pool.Offer(PoolScore(policy, shard, e, e->key(), now_ms), shard_id, i, e->key());
           any = true;
         });
       }
       if (volatile_only) continue;  // items are never volatile keys
       shard.items().SampleEvictable(i, &tls_random, samples, now_ms,
                                     [&](const engine::Entry& stamp, const engine::ContainerPart& part, const engine::Item& item) {
-                                      pool.Offer(engine::VictimScore(policy, &stamp, now_ms), shard_id, i, item.id,
+                                      pool.Offer(PoolScore(policy, shard, &stamp, item.id, now_ms), shard_id, i, item.id,
                                                  part.info->name);
                                       any = true;
                                     });
     }
   });
   return any;
+}
+
+void Evictor::OfferProbation(engine::Shard& shard, uint32_t shard_id, int64_t now_ms) {
+  engine::EvictionPool& pool = PoolFor(engine::EvictionPolicy::kAllKeysLfu);
+  // Only the shards a round samples, under the lock it already holds: a round never locks
+  // every shard. Four a shard: two shards a round take eight, more than the one or two keys
+  // created per eviction, so the queues drain even when every new key is on probation (a
+  // scan); a probationer waits for its shard's turn, about eight rounds.
+  constexpr size_t kOffersPerShard = 4;
+  shard.probation().Take(kOffersPerShard, [&](uint32_t db, std::string_view key) {
+    if (const engine::Entry* e = shard.db(db).Find(key, now_ms)) {
+      pool.Offer(PoolScore(engine::EvictionPolicy::kAllKeysLfu, shard, e, key, now_ms), shard_id, db, key);
+    }
+  });
 }
 
 size_t Evictor::EvictItem(engine::Shard& shard, uint32_t db, std::string_view container, std::string_view id,

@@ -18,6 +18,13 @@
 //      is billed to its container as reclamation is (a delete of its size, unmetered), and
 //      its container's change feed records a delete marked "evicted".
 //
+//   3. Under allkeys-lfu with a maxmemory, every shard keeps a fixed-size read history that
+//      outlives keys (engine/frequency_sketch.h; SizeReadHistory gives it 1/20 of maxmemory,
+//      counted in used_memory): keys of the same LFU counter are told apart by it, and each
+//      round also offers the pool the oldest keys the two sampled shards created on
+//      probation (no history but their miss), under the lock the sampling holds. Redis's
+//      counter and OBJECT FREQ are left as they are.
+//
 // The freed bytes are counted from what each key held (its entry, table and bucket slot),
 // not by asking the allocator again, which would cost more than the deletion. A call stops
 // after maxmemory-eviction-tenacity's time limit (Redis's formula: 500 us at the default 10)
@@ -61,6 +68,10 @@ class Evictor {
       : shards_(shards), bill_forced_item_(std::move(bill_forced_item)) {}
 
   void Configure(const EvictionSettings& settings);
+  // Sizes every shard's read history (engine/frequency_sketch.h) for `maxmemory` under the
+  // allkeys-lfu, and turns it off otherwise (volatile-lfu ranks as Redis does: the history
+  // would take memory from the few keys it may evict). Counts are kept while the size stays.
+  void SizeReadHistory(int64_t maxmemory);
   engine::EvictionPolicy policy() const { return policy_.load(std::memory_order_relaxed); }
 
   // Brings used memory (as `gauge` reports it) under `limit`: expired data first, then keys
@@ -85,6 +96,9 @@ class Evictor {
   uint64_t ForceReclaim(uint32_t shard_id, int64_t now_ms);
   // Samples shard `shard_id` into the pool. False when it holds nothing the policy may evict.
   bool Sample(uint32_t shard_id, int64_t now_ms);
+  // Offers the oldest keys on probation (engine/frequency_sketch.h) of a shard being sampled
+  // to the pool; the caller holds the shard.
+  void OfferProbation(engine::Shard& shard, uint32_t shard_id, int64_t now_ms);
   // Evicts one key: the pool's best still present, or a random one. Returns its bytes, 0 if
   // none could be found this round.
   size_t EvictOne(int64_t now_ms);
@@ -99,6 +113,7 @@ class Evictor {
   std::function<void(const engine::Item&, int64_t)> bill_forced_item_;
   std::atomic<engine::EvictionPolicy> policy_{engine::EvictionPolicy::kNoEviction};
   std::atomic<int> samples_{5};
+  std::atomic<size_t> history_bytes_per_shard_{0};  // 0: no read history
   std::atomic<int64_t> time_limit_us_{500};
   std::atomic<uint64_t> evicted_keys_{0};
   std::atomic<uint64_t> evicted_items_{0};

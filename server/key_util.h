@@ -38,9 +38,11 @@ enum class Lookup { kRead, kWrite, kReadQuiet };
 
 // The live entry for `key` in `db` of `shard`, nullptr if absent.
 inline engine::Entry* FindKey(engine::Shard& shard, engine::Db& db, std::string_view key, int64_t now_ms, Lookup kind) {
-  engine::Entry* e = db.Find(key, now_ms);
+  uint64_t hash = engine::HashKey(key);
+  engine::Entry* e = db.Find(key, hash, now_ms);
   if (kind != Lookup::kWrite) {
     shard.CountReadLookup(e != nullptr);
+    db.CountRead(hash);
     // Redis's lookupKeyRead sends `keymiss` where it counts a miss.
     if (e == nullptr && kind == Lookup::kRead) db.ReportMiss(key);
   }

@@ -197,6 +197,7 @@ void Server::ApplySettings() {
   evictor_->Configure({*engine::ParseEvictionPolicy(live.maxmemory_policy), static_cast<int>(live.maxmemory_samples),
                        static_cast<int>(live.maxmemory_eviction_tenacity)});
   engine::Access().lfu.store(engine::TracksFrequency(evictor_->policy()), std::memory_order_relaxed);
+  evictor_->SizeReadHistory(live.maxmemory);
   engine::Access().lfu_log_factor.store(static_cast<int>(live.lfu_log_factor), std::memory_order_relaxed);
   engine::Access().lfu_decay_minutes.store(static_cast<int>(live.lfu_decay_time), std::memory_order_relaxed);
   keyspace_events_.Configure(live.notify_keyspace_events);
