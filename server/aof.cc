@@ -503,6 +503,11 @@ std::optional<std::string> AppendOnlyFile::SetEnabled(bool on) {
 
 // ---- INFO ----
 
+size_t AppendOnlyFile::BufferBytes() const {
+  std::lock_guard lock(mu_);
+  return buffer_.capacity();
+}
+
 std::string AppendOnlyFile::InfoFields() const {
   auto line = [](std::string& out, const char* name, auto value) {
     out += name;

@@ -118,6 +118,8 @@ class AppendOnlyFile {
   void MaybeAutoRewrite();
   // INFO persistence's aof_* lines.
   std::string InfoFields() const;
+  // INFO memory's mem_aof_buffer: the bytes held for the next write to the file.
+  size_t BufferBytes() const;
   bool rewrite_in_progress() const { return rewriting_.load(); }
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
 

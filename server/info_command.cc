@@ -246,14 +246,15 @@ void AppendMemory(ConnCommand& c, std::string& out) {
   Line(out, "maxmemory_human", HumanBytes(static_cast<uint64_t>(s.maxmemory)));
   Line(out, "maxmemory_policy", s.maxmemory_policy);
   AppendFragmentation(m, out);
-  // No AOF buffer is held apart from the clients, no replicas, no cluster links.
+  // lapse counts every byte towards maxmemory (the AOF buffer too), and has no replicas and
+  // no cluster links.
   for (auto name : {"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
                     "mem_clients_slaves"}) {
     Line(out, name, uint64_t{0});
   }
   Line(out, "mem_clients_normal", m.clients_normal);
   Line(out, "mem_cluster_links", uint64_t{0});
-  Line(out, "mem_aof_buffer", uint64_t{0});
+  Line(out, "mem_aof_buffer", static_cast<uint64_t>(c.server.aof().BufferBytes()));
 #ifdef LAPSE_WITH_JEMALLOC
   Line(out, "mem_allocator", std::string("jemalloc"));
 #else
@@ -304,7 +305,8 @@ void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
   // Redis's figure: the share of volatile keys probably expired but not yet deleted.
   snprintf(perc, sizeof perc, "%.2f", t.volatile_keys ? static_cast<double>(100 * t.stale / t.volatile_keys) : 0.0);
   Line(out, "expired_stale_perc", std::string(perc));
-  Zeros(out, {"expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds"});
+  Line(out, "expired_time_cap_reached_count", c.server.shards().expire_time_cap_reached());
+  Line(out, "expire_cycle_cpu_milliseconds", c.server.shards().expire_cycle_ms());
   Line(out, "expire_lag_max_ms", t.lag_max);
   const Evictor& evictor = c.server.evictor();
   Line(out, "evicted_keys", evictor.evicted_keys());

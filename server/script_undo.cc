@@ -13,17 +13,31 @@ std::string ScriptUndo::Id(int db, std::string_view key) {
   return id;
 }
 
+bool ScriptUndo::IsKept(int db, std::string_view key) const {
+  if (images_.size() <= kScanLimit) {
+    return std::any_of(images_.begin(), images_.end(),
+                       [&](const Kept& k) { return k.db == db && k.image.key() == key; });
+  }
+  return kept_ids_.contains(Id(db, key));
+}
+
 bool ScriptUndo::CanKeep(ShardSet& shards, int db, std::string_view key, int64_t now_ms) {
-  if (kept_ids_.contains(Id(db, key))) return true;
+  if (IsKept(db, key)) return true;
   engine::Shard& shard = shards.shard(shards.ShardFor(key));
   return engine::KeyImage::CheapToCapture(shard.db(static_cast<size_t>(db)), key, now_ms);
 }
 
 void ScriptUndo::Keep(ShardSet& shards, int db, std::string_view key, int64_t now_ms) {
-  if (!kept_ids_.insert(Id(db, key)).second) return;  // the first pre-image is the one to restore
+  if (IsKept(db, key)) return;  // the first pre-image is the one to restore
   uint32_t id = shards.ShardFor(key);
   engine::Db& d = shards.shard(id).db(static_cast<size_t>(db));
   images_.push_back(Kept{id, db, engine::KeyImage::Capture(d, key, now_ms)});
+  // Past a few keys, a set finds them instead of a scan.
+  if (images_.size() == kScanLimit + 1) {
+    for (const Kept& k : images_) kept_ids_.insert(Id(k.db, k.image.key()));
+  } else if (images_.size() > kScanLimit + 1) {
+    kept_ids_.insert(Id(db, key));
+  }
 }
 
 void ScriptUndo::NoteShards(ShardSet& shards, std::span<const uint32_t> ids) {

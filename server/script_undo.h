@@ -122,9 +122,13 @@ class ScriptUndo {
     engine::KeyImage image;
   };
   static std::string Id(int db, std::string_view key);
+  bool IsKept(int db, std::string_view key) const;
+  // Scripts write few keys: up to this many are found by a scan of images_, which costs no
+  // allocation per key; kept_ids_ indexes them beyond.
+  static constexpr size_t kScanLimit = 16;
 
   std::vector<Kept> images_;
-  std::unordered_set<std::string> kept_ids_;  // Id(db, key) of every image
+  std::unordered_set<std::string> kept_ids_;  // Id(db, key) of every image, past kScanLimit
   std::vector<std::pair<uint32_t, engine::Shard::ReadLookups>> lookups_;
   std::vector<HeldEvent> events_;
   std::vector<HeldCall> calls_;

@@ -226,6 +226,7 @@ awaitable<void> Server::ResetStats(size_t home) {
   instantaneous_metrics_.Reset();
   evictor_->ResetStats();
   shards_->RunOnAll([](engine::Shard& shard) { shard.ResetStats(); });
+  shards_->ResetExpireStats();
   // A thread's counters are written by that thread alone: the others are zeroed on their
   // own threads, and the reply waits for them. Inside EXEC, which holds shards that those
   // threads may be waiting for, it cannot wait: the zeroing is then only posted.

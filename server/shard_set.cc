@@ -182,6 +182,9 @@ bool ShardSet::ReclaimShardSlice(uint32_t id) {
         keys_time += steady_clock::now() - items_done;
         more = items_more || keys_more;
       } while (more && steady_clock::now() < slice_end);
+      expire_cycle_ns_.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(keys_time).count()),
+                                 std::memory_order_relaxed);
+      if (more) expire_time_cap_reached_.fetch_add(1, std::memory_order_relaxed);
       if (latency_ != nullptr) {
         auto ms = [](steady_clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
         latency_->AddSampleIfNeeded("expire-cycle", ms(keys_time));

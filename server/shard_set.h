@@ -227,6 +227,13 @@ class ShardSet {
     bool grew_ = false;
     ScriptUndo* undo_ = nullptr;
   };
+  // The background expiry's figures (INFO stats), and CONFIG RESETSTAT's zeroing of them.
+  uint64_t expire_cycle_ms() const { return expire_cycle_ns_.load(std::memory_order_relaxed) / 1'000'000; }
+  uint64_t expire_time_cap_reached() const { return expire_time_cap_reached_.load(std::memory_order_relaxed); }
+  void ResetExpireStats() {
+    expire_cycle_ns_.store(0, std::memory_order_relaxed);
+    expire_time_cap_reached_.store(0, std::memory_order_relaxed);
+  }
   // True inside an AtomicStep of the calling thread.
   static bool InAtomicStep() { return tls_step_ != nullptr; }
   // The calling thread's step, or nullptr.
@@ -307,6 +314,11 @@ class ShardSet {
   std::vector<std::thread> threads_;
   std::vector<uint32_t> all_ids_;
   std::atomic<bool> active_expire_{true};
+  // INFO's expire_cycle_cpu_milliseconds and expired_time_cap_reached_count: the time the
+  // background slices spent deleting due keys, and how many slices ended on their time
+  // budget with keys still due.
+  std::atomic<uint64_t> expire_cycle_ns_{0};
+  std::atomic<uint64_t> expire_time_cap_reached_{0};
   std::atomic<int64_t> reclaim_paused_until_ns_{0};  // steady clock
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };

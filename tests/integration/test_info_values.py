@@ -220,3 +220,20 @@ def test_debug_error_is_not_counted_as_an_error_reply(connect):
     assert errorstats(conn) == {'errorstat_ERR': 'count=1'}
     assert fields(conn, 'stats')['total_error_replies'] == '1'
     assert 'failed_calls=0' in fields(conn, 'commandstats')['cmdstat_debug']
+
+
+def test_background_expiry_counts_its_time_and_its_capped_cycles(clean, connect):
+    conn = connect()
+    keys = 200_000
+    for start in range(0, keys, 10_000):
+        conn.pipeline([('SET', f'exp:{i}', 'v', 'PX', '50') for i in range(start, start + 10_000)])
+    # Nobody reads the keys: only the background cycles delete them. 200,000 deletions do not
+    # fit one cycle's time budget, on either server.
+    seen = wait_for(conn, 'stats', lambda s: int(s['expired_keys']) >= keys, 'the keys to expire', timeout=60)
+    assert int(seen['expire_cycle_cpu_milliseconds']) > 0, seen
+    assert int(seen['expired_time_cap_reached_count']) > 0, seen
+    assert conn.call('CONFIG', 'RESETSTAT') == 'OK'
+    after = fields(conn, 'stats')
+    assert after['expire_cycle_cpu_milliseconds'] == '0'
+    assert after['expired_time_cap_reached_count'] == '0'
+
