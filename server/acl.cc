@@ -16,6 +16,7 @@
 #include "engine/glob.h"
 #include "protocol/arg_reader.h"
 #include "server/client_session.h"
+#include "server/command_metadata.h"
 
 namespace lapse::server {
 
@@ -93,10 +94,35 @@ std::vector<size_t> KeysOf(const CommandSpec& spec, Args args) {
 // aclKeyResultCache).
 class CommandTargets {
  public:
-  CommandTargets(const CommandSpec& spec, Args args) : spec_(spec), args_(args) {}
+  CommandTargets(const CommandSpec& spec, const std::string& full_name, Args args)
+      : spec_(spec), full_name_(full_name), args_(args) {}
+  // The keys in the order Redis checks them: those its key specs find (as COMMAND GETKEYS
+  // finds them, SORT's STORE included), or, for commands the specs do not describe (lapse's
+  // own without specs, shard channels, which are not keys to ACL), the table's positions.
   const std::vector<size_t>& keys() {
-    if (!keys_) keys_ = KeysOf(spec_, args_);
+    if (keys_) return *keys_;
+    if (!(spec_.flags & kPubSub)) {
+      if (!key_flags_) key_flags_ = KeyPermissionsBySpec();
+      if (!key_flags_->empty()) {
+        keys_.emplace();
+        for (const auto& [index, permissions] : *key_flags_) keys_->push_back(index);
+        return *keys_;
+      }
+    }
+    keys_ = KeysOf(spec_, args_);
     return *keys_;
+  }
+  // The permissions the key at args[at] needs, as Redis's ACLSelectorCheckKey derives them
+  // from the key's spec: read for ACCESS, write for INSERT, DELETE or UPDATE (so COPY needs
+  // only read on its source and write on its destination, and EXISTS neither). A key the
+  // specs do not describe (lapse's own commands without them) needs what the command's
+  // flags say.
+  uint8_t needed(size_t at) {
+    if (!key_flags_) key_flags_ = KeyPermissionsBySpec();
+    for (const auto& [index, permissions] : *key_flags_) {
+      if (index == at) return permissions;
+    }
+    return KeyPermissionsNeeded(spec_);
   }
   const std::vector<size_t>& channels(bool* patterns) {
     if (!channels_) channels_ = ChannelsOf(spec_, args_, &patterns_);
@@ -105,9 +131,27 @@ class CommandTargets {
   }
 
  private:
+  std::vector<std::pair<size_t, uint8_t>> KeyPermissionsBySpec() const {
+    std::vector<std::pair<size_t, uint8_t>> out;
+    const CommandMetadata* meta = FindCommandMetadata(full_name_);
+    if (meta == nullptr) return out;
+    for (const FoundKey& key : FindKeys(full_name_, ParseKeySpecs(meta->info_tail), args_)) {
+      if (std::find(key.flags.begin(), key.flags.end(), "not_key") != key.flags.end()) continue;
+      uint8_t permissions = 0;
+      for (std::string_view flag : key.flags) {
+        if (flag == "access") permissions |= kKeyRead;
+        if (flag == "insert" || flag == "delete" || flag == "update") permissions |= kKeyWrite;
+      }
+      out.emplace_back(key.index, permissions);
+    }
+    return out;
+  }
+
   const CommandSpec& spec_;
+  const std::string& full_name_;
   Args args_;
   std::optional<std::vector<size_t>> keys_;
+  std::optional<std::vector<std::pair<size_t, uint8_t>>> key_flags_;
   std::optional<std::vector<size_t>> channels_;
   bool patterns_ = false;
 };
@@ -117,9 +161,10 @@ std::optional<AclDenial> CheckSelector(const AclSelector& selector, const Comman
                                        const std::string& full_name, Args args, CommandTargets& targets) {
   if (!selector.allowed[stat_id]) return AclDenial{AclDenial::kCommand, full_name};
   if (!selector.all_keys) {
-    uint8_t needed = KeyPermissionsNeeded(spec);
     for (size_t at : targets.keys()) {
-      if (!KeyAllowed(selector, args[at], needed)) return AclDenial{AclDenial::kKey, std::string(args[at]), at};
+      if (!KeyAllowed(selector, args[at], targets.needed(at))) {
+        return AclDenial{AclDenial::kKey, std::string(args[at]), at};
+      }
     }
   }
   if (!selector.all_channels && (spec.flags & kPubSub)) {
@@ -176,7 +221,7 @@ std::optional<AclDenial> CheckCommand(const AclUser& user, const CommandSpec& sp
                                       const std::string& full_name, Args args) {
   // Like Redis, the commands a client may send before AUTH are never refused.
   if (spec.flags & kNoAuth) return std::nullopt;
-  CommandTargets targets(spec, args);
+  CommandTargets targets(spec, full_name, args);
   std::optional<AclDenial> reported = CheckSelector(user, spec, stat_id, full_name, args, targets);
   if (!reported) return std::nullopt;
   // Redis's ACLCheckAllUserCommandPerm: allowed when one selector allows it whole; else the

@@ -6,7 +6,6 @@ Redis walks its commands in hash order, which changes from run to run, when it d
 user's command rules: tests compare such descriptions only where one single command differs
 from the categories.
 """
-import hashlib
 import os
 import tempfile
 
@@ -15,21 +14,13 @@ import pytest
 from conftest import single_server
 from lapse_harness import RawClient, RespSet
 from lapse_harness import RespError as E
+from redis_errors import NOPERM_CHANNEL, NOPERM_KEY, noperm_command
+from redis_errors import acl_password_hash as sha
 
 server = single_server(threads=2)
 
 WRONGPASS = E("WRONGPASS invalid username-password pair or user is disabled.")
-NOPERM_KEY = E("NOPERM this user has no permissions to access one of the keys used as arguments")
-NOPERM_CHANNEL = E("NOPERM this user has no permissions to access one of the channels used as arguments")
 EXECABORT = E("EXECABORT Transaction discarded because of previous errors.")
-
-
-def noperm_command(name):
-    return E(f"NOPERM this user has no permissions to run the '{name}' command")
-
-
-def sha(password):
-    return hashlib.sha256(password.encode()).hexdigest()
 
 
 @pytest.fixture
@@ -274,6 +265,30 @@ def test_key_patterns(admin):
         assert c.call("MSET", "k2", "a", "x", "b") == NOPERM_KEY
     assert admin.call("GET", "r1") == b"x"
     assert admin.call("EXISTS", "k2", "x") == 0
+
+
+def test_key_permissions_follow_each_keys_spec(admin):
+    # Redis derives what each key needs from its key spec: read for ACCESS, write for
+    # INSERT/DELETE/UPDATE. So COPY reads its source and writes its destination, LMOVE both
+    # reads and writes its source, EXISTS neither reads nor writes (any matching pattern),
+    # and SET without GET only writes.
+    srv = admin_server(admin)
+    admin.call("ACL", "SETUSER", "alice", "on", ">pw", "+@all", "%R~r*", "%W~w*")
+    admin.call("SET", "r1", "x")
+    admin.call("RPUSH", "rl", "a")
+    with login(srv, "alice", "pw") as c:
+        assert c.call("COPY", "r1", "w1") == 1
+        assert c.call("COPY", "w1", "r2") == NOPERM_KEY
+        assert c.call("LMOVE", "rl", "wl", "LEFT", "RIGHT") == NOPERM_KEY
+        assert c.call("EXISTS", "w1", "r1") == 2
+        assert c.call("SET", "w2", "v") == "OK"
+        assert c.call("SET", "w2", "v", "GET") == NOPERM_KEY
+        assert c.call("GET", "w2") == NOPERM_KEY
+        assert c.call("SORT", "rl", "ALPHA", "STORE", "w3") == 1
+        assert c.call("SORT", "rl", "ALPHA", "STORE", "r3") == NOPERM_KEY
+    assert admin.call("GET", "w1") == b"x"
+    assert admin.call("LRANGE", "rl", "0", "-1") == [b"a"]
+    assert admin.call("EXISTS", "r2", "wl", "r3") == 0
 
 
 def test_allkeys_and_resetkeys(admin):

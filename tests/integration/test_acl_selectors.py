@@ -10,7 +10,6 @@ object and ACL DRYRUN's text all follow that rule.
 Descriptions of command rules compare only one command or one category per selector: Redis
 walks its commands in hash order, which changes from run to run.
 """
-import hashlib
 import os
 import tempfile
 
@@ -19,19 +18,10 @@ import pytest
 from conftest import single_server
 from lapse_harness import RawClient
 from lapse_harness import RespError as E
+from redis_errors import NOPERM_CHANNEL, NOPERM_KEY, noperm_command
+from redis_errors import acl_password_hash as sha
 
 server = single_server(threads=2)
-
-NOPERM_KEY = E("NOPERM this user has no permissions to access one of the keys used as arguments")
-NOPERM_CHANNEL = E("NOPERM this user has no permissions to access one of the channels used as arguments")
-
-
-def noperm_command(name):
-    return E(f"NOPERM this user has no permissions to run the '{name}' command")
-
-
-def sha(password):
-    return hashlib.sha256(password.encode()).hexdigest()
 
 
 @pytest.fixture
