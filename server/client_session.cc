@@ -79,11 +79,12 @@ size_t ClientRegistry::KillMatching(const std::function<bool(const ClientInfo&)>
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, c] : clients_) {
-      if (!match(*c)) continue;
+      if (c->kill_posted || !match(*c)) continue;
       if (id == spared_id) {
         ++matched;
       } else if (c->kill) {
         ++matched;
+        c->kill_posted = true;
         kills.push_back(c->kill);
       }
     }

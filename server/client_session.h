@@ -50,6 +50,10 @@ struct ClientInfo {
   // The client's WATCH state as the shards see it; here so that CLIENT LIST shows flag d.
   engine::Watcher watcher;
   std::function<void()> kill;  // closes the connection from its own thread; set once
+  // A kill was posted (under the registry's lock): the client is as good as gone, and a
+  // second CLIENT KILL must not count it again while it closes, since Redis frees a killed
+  // client at once.
+  bool kill_posted = false;
   // The client's wait while a blocking command (BLPOP, ...) holds it: CLIENT UNBLOCK and
   // CLIENT KILL end it from other threads (server/blocking.h).
   std::mutex blocked_mu;
