@@ -18,7 +18,7 @@ import contextlib
 import pytest
 import redis
 
-from lapse_harness import ServerProcess, target_kind, wait_blocked
+from lapse_harness import RawClient, ServerProcess, target_kind, wait_blocked
 
 THREAD_COUNTS = [1, 2, 4]
 
@@ -156,3 +156,21 @@ def redis_server():
     """Debian's redis-server for a module's differential tests (a module may define its own)."""
     with running_server(kind="redis") as srv:
         yield srv
+
+
+@pytest.fixture
+def admin(clean):
+    """ACL tests' connection as the default user. Afterwards users other than `default` are
+    gone, and the default user, acl-pubsub-default and ACL LOG are as a fresh server has them."""
+    c = RawClient(clean.port)
+    c.call("ACL", "LOG", "RESET")
+    yield c
+    c.close()
+    with RawClient(clean.port) as c:
+        users = [u.decode() for u in c.call("ACL", "USERS") if u != b"default"]
+        if users:
+            c.call("ACL", "DELUSER", *users)
+        assert c.call("ACL", "SETUSER", "default", "on", "nopass", "resetkeys", "~*", "resetchannels", "&*",
+                      "+@all") == "OK"
+        assert c.call("CONFIG", "SET", "acl-pubsub-default", "resetchannels") == "OK"
+        c.call("ACL", "LOG", "RESET")

@@ -23,23 +23,6 @@ WRONGPASS = E("WRONGPASS invalid username-password pair or user is disabled.")
 EXECABORT = E("EXECABORT Transaction discarded because of previous errors.")
 
 
-@pytest.fixture
-def admin(clean):
-    """A connection as the default user; users other than `default` are gone afterwards."""
-    c = RawClient(clean.port)
-    c.call("ACL", "LOG", "RESET")
-    yield c
-    c.close()
-    with RawClient(clean.port) as c:
-        users = [u.decode() for u in c.call("ACL", "USERS") if u != b"default"]
-        if users:
-            c.call("ACL", "DELUSER", *users)
-        assert c.call("ACL", "SETUSER", "default", "on", "nopass", "resetkeys", "~*", "resetchannels", "&*",
-                      "+@all") == "OK"
-        assert c.call("CONFIG", "SET", "acl-pubsub-default", "resetchannels") == "OK"
-        c.call("ACL", "LOG", "RESET")
-
-
 def login(srv, user, password):
     c = RawClient(srv.port)
     assert c.call("AUTH", user, password) == "OK"

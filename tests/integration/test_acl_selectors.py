@@ -24,21 +24,6 @@ from redis_errors import acl_password_hash as sha
 server = single_server(threads=2)
 
 
-@pytest.fixture
-def admin(clean):
-    """A connection as the default user; users other than `default` are gone afterwards."""
-    c = RawClient(clean.port)
-    c.call("ACL", "LOG", "RESET")
-    yield c
-    c.close()
-    with RawClient(clean.port) as c:
-        users = [u.decode() for u in c.call("ACL", "USERS") if u != b"default"]
-        if users:
-            c.call("ACL", "DELUSER", *users)
-        assert c.call("CONFIG", "SET", "acl-pubsub-default", "resetchannels") == "OK"
-        c.call("ACL", "LOG", "RESET")
-
-
 def login(admin, user="sel"):
     c = RawClient(admin.sock.getpeername()[1])
     assert c.call("AUTH", user, "pw") == "OK"
