@@ -276,11 +276,12 @@ class Server {
   RunningScripts running_scripts_;
   std::atomic<int64_t> busy_reply_threshold_ms_{5000};
   struct ThreadLua {
+    // What the thread's states hold, counted by their allocator; made once and never moved,
+    // so INFO reads it from any thread while the engine is replaced. Declared before the
+    // engine so that it outlives it: closing a Lua state frees through that allocator.
+    std::unique_ptr<std::atomic<int64_t>> vm_bytes = std::make_unique<std::atomic<int64_t>>(0);
     std::unique_ptr<LuaEngine> engine;
     uint64_t epoch = 0;
-    // What the thread's states hold, counted by their allocator; made once and never moved,
-    // so INFO reads it from any thread while the engine is replaced.
-    std::unique_ptr<std::atomic<int64_t>> vm_bytes = std::make_unique<std::atomic<int64_t>>(0);
   };
   std::vector<ThreadLua> lua_;  // one per event-loop thread, and a last one for any other thread
   std::vector<ThreadLua> function_lua_;  // the same, for functions
