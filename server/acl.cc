@@ -135,7 +135,7 @@ class CommandTargets {
     std::vector<std::pair<size_t, uint8_t>> out;
     const CommandMetadata* meta = FindCommandMetadata(full_name_);
     if (meta == nullptr) return out;
-    for (const FoundKey& key : FindKeys(full_name_, ParseKeySpecs(meta->info_tail), args_)) {
+    for (const FoundKey& key : FindKeys(full_name_, KeySpecsOf(meta), args_)) {
       if (std::find(key.flags.begin(), key.flags.end(), "not_key") != key.flags.end()) continue;
       uint8_t permissions = 0;
       for (std::string_view flag : key.flags) {

@@ -101,7 +101,7 @@ struct KeyRange {
 // container command routes by its container without one; clients read these as Redis derives
 // them from the key specs, so a single "index, range" spec gives them.
 KeyRange LegacyKeyRange(const CommandSpec& spec, const CommandMetadata* meta) {
-  std::vector<KeySpec> specs = meta != nullptr ? ParseKeySpecs(meta->info_tail) : std::vector<KeySpec>{};
+  const std::vector<KeySpec>& specs = KeySpecsOf(meta);
   if (specs.size() == 1 && specs[0].begin_type == "index" && specs[0].find_type == "range" && specs[0].lastkey >= 0) {
     return {specs[0].index, specs[0].index + specs[0].lastkey, specs[0].keystep};
   }
@@ -239,7 +239,7 @@ void CommandGetKeys(ConnCommand& c, bool with_flags) {
   std::optional<CommandRef> ref = FindGivenCommand(c.server.commands(), cmd);
   if (!ref) return c.reply.Error(errors::kInvalidCommandSpecified);
   const CommandMetadata* meta = FindCommandMetadata(ref->Name());
-  std::vector<KeySpec> specs = meta != nullptr ? ParseKeySpecs(meta->info_tail) : std::vector<KeySpec>{};
+  const std::vector<KeySpec>& specs = KeySpecsOf(meta);
   if (!CommandMayHaveKeys(ref->Name(), specs)) return c.reply.Error(errors::kCommandHasNoKeys);
   if (!ArityOk(ref->Arity(), cmd.size())) return c.reply.Error(errors::kInvalidCommandArity);
   std::vector<FoundKey> keys = FindKeys(ref->Name(), specs, cmd);

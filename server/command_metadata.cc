@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "protocol/arg_reader.h"
 #include "protocol/reply_writer.h"
@@ -337,6 +338,20 @@ std::vector<KeySpec> ParseKeySpecs(std::string_view info_tail) {
   std::vector<KeySpec> out;
   for (const Value& map : specs.items) out.push_back(ToKeySpec(map));
   return out;
+}
+
+const std::vector<KeySpec>& KeySpecsOf(const CommandMetadata* meta) {
+  static const std::vector<KeySpec> kNone;
+  static const auto* const parsed = [] {
+    auto* out = new std::unordered_map<const CommandMetadata*, std::vector<KeySpec>>;
+    for (const auto* table : {&LapseCommandMetadata(), &RedisCommandMetadata()}) {
+      for (const CommandMetadata& m : *table) out->emplace(&m, ParseKeySpecs(m.info_tail));
+    }
+    return out;
+  }();
+  if (meta == nullptr) return kNone;
+  auto it = parsed->find(meta);
+  return it != parsed->end() ? it->second : kNone;
 }
 
 bool CommandMayHaveKeys(std::string_view name, const std::vector<KeySpec>& specs) {

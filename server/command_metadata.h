@@ -78,6 +78,10 @@ struct KeySpec {
 // The key specs of an info_tail token string.
 std::vector<KeySpec> ParseKeySpecs(std::string_view info_tail);
 
+// The command's key specs, parsed once per process (ACL checks every key of a restricted
+// user's every command by them); none for nullptr.
+const std::vector<KeySpec>& KeySpecsOf(const CommandMetadata* meta);
+
 // A key COMMAND GETKEYS found: its argument index and the flags GETKEYSANDFLAGS shows.
 struct FoundKey {
   size_t index;
