@@ -43,8 +43,8 @@
 // and every running child, and the wrapper's own line (one line, no loop taken after a kill)
 // raises nothing, so the script ends exactly where Redis's would.
 //
-// Cost: one coroutine per protected call (a few hundred bytes, collected as garbage) and three
-// C calls; see RESULTS for the figures.
+// Cost: a coroutine per protected call, taken from a small pool of children that ended
+// without an error (a new one costs an allocation and its collection), and three C calls.
 
 #include "server/lua_engine.h"
 
@@ -68,6 +68,30 @@ constexpr const char* kWrappers =
     "local xpcall = function(...) local h, co, busy = xstart(...) while busy do relay() busy = run(co) end "
     "return xfinish(co, h) end\n"
     "return pcall, xpcall\n";
+
+// Children that ended without an error are kept for the next protected calls, up to this
+// many: a new coroutine for every pcall would cost an allocation and its collection.
+constexpr size_t kPoolSize = 16;
+
+// Pushes a child from the pool (the C function's upvalue), or a new one.
+lua_State* TakeChild(lua_State* L) {
+  size_t n = lua_objlen(L, lua_upvalueindex(1));
+  if (n == 0) return lua_newthread(L);
+  lua_rawgeti(L, lua_upvalueindex(1), static_cast<int>(n));
+  lua_pushnil(L);
+  lua_rawseti(L, lua_upvalueindex(1), static_cast<int>(n));
+  return lua_tothread(L, -1);
+}
+
+// Puts the child at L's index 1 back in the pool if it ended without an error and gave all
+// its results: it is then as a new one (status 0, empty stack; its hook is set again when
+// taken). Needs one free stack slot.
+void KeepChild(lua_State* L, lua_State* co) {
+  size_t n = lua_objlen(L, lua_upvalueindex(1));
+  if (lua_status(co) != 0 || lua_gettop(co) != 0 || n >= kPoolSize) return;
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, lua_upvalueindex(1), static_cast<int>(n + 1));
+}
 
 // Lua 5.1's LUAI_MAXCCALLS, less the C calls a script's own run takes.
 constexpr size_t kMaxNestedCalls = 198;
@@ -105,9 +129,13 @@ void LuaEngine::InstallProtectedCalls() {
   if (luaL_loadbuffer(L, kWrappers, std::char_traits<char>::length(kWrappers), kWrapperSource) != 0) {
     return;  // cannot happen: the chunk is fixed; the base library's functions stay
   }
+  lua_newtable(L);  // the pool of children to reuse: their upvalue
+  int pool = lua_gettop(L);
   for (lua_CFunction fn : {PcallStart, XpcallStart, PcallRun, PcallRelay, PcallFinish, XpcallFinish}) {
-    lua_pushcfunction(L, fn);
+    lua_pushvalue(L, pool);
+    lua_pushcclosure(L, fn, 1);
   }
+  lua_remove(L, pool);
   if (lua_pcall(L, 6, 2, 0) != 0) {
     lua_pop(L, 1);
     return;
@@ -128,7 +156,7 @@ bool LuaEngine::IsRunningChild(lua_State* L) const { return !children_.empty() &
 // or with none (xpcall). Leaves co on L's stack at `first` and returns what Resume pushed.
 int LuaEngine::StartChild(lua_State* L, int first, int nargs) {
   LuaEngine& self = Self(L);
-  lua_State* co = lua_newthread(L);
+  lua_State* co = TakeChild(L);
   lua_sethook(co, lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L));
   lua_insert(L, first);
   if (self.children_.size() >= kMaxNestedCalls) {
@@ -205,9 +233,10 @@ int LuaEngine::PcallFinish(lua_State* L) {
     return lua_gettop(L);
   }
   int n = lua_gettop(co);
-  if (!lua_checkstack(L, n + 1)) luaL_error(L, "too many results to unpack");
+  if (!lua_checkstack(L, n + 2)) luaL_error(L, "too many results to unpack");
   lua_pushboolean(L, 1);
   lua_xmove(co, L, n);
+  KeepChild(L, co);
   return n + 1;
 }
 
@@ -217,9 +246,10 @@ int LuaEngine::XpcallFinish(lua_State* L) {
   int status = lua_status(co);
   if (status == 0) {
     int n = lua_gettop(co);
-    if (!lua_checkstack(L, n + 1)) luaL_error(L, "too many results to unpack");
+    if (!lua_checkstack(L, n + 2)) luaL_error(L, "too many results to unpack");
     lua_pushboolean(L, 1);
     lua_xmove(co, L, n);
+    KeepChild(L, co);
     return n + 1;
   }
   lua_settop(L, 2);        // 1: co, 2: the handler
