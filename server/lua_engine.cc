@@ -721,8 +721,8 @@ void LuaEngine::Hook(lua_State* L, lua_Debug* ar) {
     // A line of pcall's wrapper is not a line of the script (server/lua_protected_calls.cc).
     if (ar->event == LUA_HOOKLINE && InWrapper(L, ar)) return;
     self.HookEveryLine(L);
-    RaiseError(L, w.is_function ? "ERR Script killed by user with FUNCTION KILL..."
-                                : "ERR Script killed by user with SCRIPT KILL...");
+    // Redis 7.0's hook says SCRIPT KILL for functions too.
+    RaiseError(L, "ERR Script killed by user with SCRIPT KILL...");
     return;
   }
   if (!w.slot->busy.load(std::memory_order_relaxed)) {

@@ -104,6 +104,29 @@ def test_a_killed_script_cannot_loop_on_pcall(one_thread):
         assert long.read_reply() == E(f"{KILLED} script: {sha1(script)}, on @user_script:1.")
 
 
+def test_function_kill_stops_a_loop_inside_pcall_on_one_thread(one_thread):
+    with one_thread.client() as c:
+        assert c.call("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('spin', function() "
+                      f"pcall(function() {LOOP} end)\nreturn 1 end)") == b"lib"
+    long = one_thread.client(timeout=30)
+    long.send("FCALL", "spin", "0")
+    busy = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+    deadline = time.time() + 20
+    while True:
+        c = one_thread.client(timeout=10)
+        reply = c.call("PING")
+        if reply == E(busy):
+            break
+        c.close()
+        assert reply == "PONG" and time.time() < deadline, reply
+        time.sleep(0.05)
+    with long, c:
+        assert c.call("SCRIPT", "KILL") == E(busy)
+        assert c.call("FUNCTION", "KILL") == "OK"
+        assert long.read_reply() == E(
+            "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:3.")
+
+
 def test_shutdown_nosave_while_a_loop_inside_pcall_is_busy(one_thread):
     long, c = start_busy(one_thread, f"pcall(function() {LOOP} end)\nreturn 1")
     c.send("SHUTDOWN", "NOSAVE")

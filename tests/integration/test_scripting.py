@@ -639,7 +639,7 @@ def test_function_kill_stops_a_busy_function(busy_server):
         assert c.call("SCRIPT", "KILL") == E(BUSY_FUNCTION)  # a function is not an EVAL
         assert c.call("FUNCTION", "KILL") == "OK"
         reply = result()
-        assert reply.message.startswith("ERR Script killed by user with FUNCTION KILL... script: spin"), reply
+        assert reply.message.startswith("ERR Script killed by user with SCRIPT KILL... script: spin"), reply
     long.close()
 
 
