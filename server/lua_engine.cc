@@ -273,6 +273,7 @@ LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstat
   lua_pushcfunction(L, OpenStruct);
   lua_call(L, 0, 1);
   lua_setglobal(L, "struct");
+  InstallProtectedCalls();
   for (const char* removed : {"loadfile", "dofile"}) {
     lua_pushnil(L);
     lua_setglobal(L, removed);
@@ -427,6 +428,7 @@ LuaEngine::Outcome LuaEngine::Continue(int nargs, protocol::ReplyWriter& reply) 
   int status = lua_resume(co, nargs);
   if (status == LUA_YIELD && suspended_by_hook_) return Outcome::kSuspended;
   lua_sethook(co, nullptr, 0, 0);
+  children_.clear();
   if (restart_) {
     // Whatever the script did with the failed call (even catching it with Lua's pcall), it
     // starts over; its step takes back what it wrote (server/script_undo.h).
@@ -470,8 +472,13 @@ std::string LuaEngine::ErrorMessage(lua_State* co) {
 // that failed is not unwound, so it still shows.
 std::string LuaEngine::ErrorLocation(lua_State* co) {
   lua_Debug ar;
-  bool found = lua_getstack(co, 0, &ar) && lua_getinfo(co, "Sl", &ar);
-  if (found && std::string_view(ar.what) == "C") found = lua_getstack(co, 1, &ar) && lua_getinfo(co, "Sl", &ar);
+  int level = 0;
+  bool found = lua_getstack(co, level, &ar) && lua_getinfo(co, "Sl", &ar);
+  if (found && std::string_view(ar.what) == "C") found = lua_getstack(co, ++level, &ar) && lua_getinfo(co, "Sl", &ar);
+  // pcall's wrapper is a Lua function, where Redis's pcall is a C one: its caller's line.
+  while (found && (InWrapper(co, &ar) || std::string_view(ar.what) == "tail")) {
+    found = lua_getstack(co, ++level, &ar) && lua_getinfo(co, "Sl", &ar);
+  }
   if (!found) return "";
   return " script: " + label_ + ", on " + ar.source + ":" + std::to_string(ar.currentline) + ".";
 }
@@ -702,7 +709,7 @@ int LuaEngine::Call(lua_State* L, bool raise) {
 // Every kHookInstructions while a watched script runs: marks it busy once it has run past
 // the threshold, and stops it when SCRIPT KILL or FUNCTION KILL asked, with an error raised
 // again on every line after, so that the script cannot catch it and go on.
-void LuaEngine::Hook(lua_State* L, lua_Debug*) {
+void LuaEngine::Hook(lua_State* L, lua_Debug* ar) {
   LuaEngine& self = Self(L);
   if (self.loading_ != nullptr) {
     if (NowNs() - self.run_started_ns_ >= kLoadTimeout.count()) RaiseError(L, "ERR FUNCTION LOAD timeout");
@@ -711,9 +718,11 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
   const WatchState& w = self.watch_;
   if (w.slot == nullptr) return;
   if (w.slot->kill.load(std::memory_order_relaxed)) {
-    lua_sethook(L, Hook, LUA_MASKLINE, 0);
-    RaiseError(L, w.is_function ? "ERR Script killed by user with FUNCTION KILL..."
-                                : "ERR Script killed by user with SCRIPT KILL...");
+    // A line of pcall's wrapper is not a line of the script (server/lua_protected_calls.cc).
+    if (ar->event == LUA_HOOKLINE && InWrapper(L, ar)) return;
+    self.HookEveryLine(L);
+    // Redis 7.0's hook says SCRIPT KILL for functions too.
+    RaiseError(L, "ERR Script killed by user with SCRIPT KILL...");
     return;
   }
   if (!w.slot->busy.load(std::memory_order_relaxed)) {
@@ -721,8 +730,10 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
     w.registry->MarkBusy(*w.slot);
   }
   // Busy: let the thread serve its other clients (they get BUSY, or kill it) before going on.
-  if (self.suspend_allowed_ && L == self.co_ && SafeToYield(L)) {
-    self.suspended_by_hook_ = true;
+  // In a protected call's child, the yield goes to pcall's wrapper, which passes it up.
+  bool top = L == self.co_;
+  if (self.suspend_allowed_ && (top || self.IsRunningChild(L)) && SafeToYield(L)) {
+    if (top) self.suspended_by_hook_ = true;
     lua_yield(L, 0);
   }
 }
@@ -730,16 +741,23 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
 // Lua 5.1 lets a hook yield only when no C function, metamethod or iterator call lies
 // between the running code and the coroutine's base. Every frame above the base must
 // therefore be a Lua function called by name from Lua (a frame whose call the debug API
-// cannot name may be a metamethod's, so it counts as unsafe).
-bool LuaEngine::SafeToYield(lua_State* L) {
+// cannot name may be a metamethod's, so it counts as unsafe). A function tail-called by
+// the base function ("return pcall(...)" at a script's top level) took the base's place, so
+// it is the base too.
+bool LuaEngine::SafeToYield(lua_State* L, int first_level) {
   lua_Debug ar;
-  for (int level = 0; lua_getstack(L, level, &ar) != 0; ++level) {
+  for (int level = first_level; lua_getstack(L, level, &ar) != 0; ++level) {
     lua_getinfo(L, "Sn", &ar);
     std::string_view what = ar.what;
     if (what == "C") return false;
+    if (what == "tail") continue;
     lua_Debug below;
-    bool base = lua_getstack(L, level + 1, &below) == 0;
-    if (base || what == "tail") continue;
+    int next = level + 1;
+    bool base = lua_getstack(L, next, &below) == 0;
+    while (!base && lua_getinfo(L, "S", &below) && std::string_view(below.what) == "tail") {
+      base = lua_getstack(L, ++next, &below) == 0;
+    }
+    if (base) continue;
     std::string_view how = ar.namewhat != nullptr ? ar.namewhat : "";
     if (how.empty() || how == "for iterator") return false;
   }

@@ -110,7 +110,22 @@ class LuaEngine {
 
  private:
   static void Hook(lua_State* L, lua_Debug* ar);
-  static bool SafeToYield(lua_State* L);
+  static bool SafeToYield(lua_State* L, int first_level = 0);
+  // pcall and xpcall for scripts (server/lua_protected_calls.cc).
+  void InstallProtectedCalls();
+  static int PcallStart(lua_State* L);
+  static int XpcallStart(lua_State* L);
+  static int PcallRun(lua_State* L);
+  static int PcallRelay(lua_State* L);
+  static int PcallFinish(lua_State* L);
+  static int XpcallFinish(lua_State* L);
+  static int CoroutineYield(lua_State* L);
+  static int CoroutineRunning(lua_State* L);
+  static int StartChild(lua_State* L, int first, int nargs);
+  int ResumeChild(lua_State* L, lua_State* co, int nargs);
+  bool IsRunningChild(lua_State* L) const;
+  void HookEveryLine(lua_State* L);
+  static bool InWrapper(lua_State* L, lua_Debug* ar);
   static int RedisCall(lua_State* L);
   static int RedisPcall(lua_State* L);
   static int RedisSetResp(lua_State* L);
@@ -157,6 +172,12 @@ class LuaEngine {
   std::string label_;  // the running script's SHA-1 or function name
   std::unordered_map<std::string, CompiledScript> compiled_;
   bool suspended_by_hook_ = false;
+  // The protected calls' child coroutines now running (resumed in C), innermost last.
+  struct Child {
+    lua_State* thread;
+    lua_State* parent;  // the thread whose pcall resumed it
+  };
+  std::vector<Child> children_;
   bool suspend_allowed_ = false;
 };
 

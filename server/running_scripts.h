@@ -10,8 +10,9 @@
 //
 // The script's own thread serves its other clients too: a busy script yields from its hook
 // every so often (LuaEngine::Hook), where Lua 5.1 allows it, and is resumed after the thread
-// has run what was waiting (RunWatched). Where it cannot yield (inside pcall, a metamethod,
-// an iterator or a callback such as table.sort's), that thread's clients wait.
+// has run what was waiting (RunWatched); inside pcall and xpcall too (lua_protected_calls.cc).
+// Where it cannot yield (inside a metamethod, an iterator or a callback such as
+// table.sort's), that thread's clients wait.
 #pragma once
 
 #include <algorithm>

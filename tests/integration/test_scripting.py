@@ -639,7 +639,7 @@ def test_function_kill_stops_a_busy_function(busy_server):
         assert c.call("SCRIPT", "KILL") == E(BUSY_FUNCTION)  # a function is not an EVAL
         assert c.call("FUNCTION", "KILL") == "OK"
         reply = result()
-        assert reply.message.startswith("ERR Script killed by user with FUNCTION KILL... script: spin"), reply
+        assert reply.message.startswith("ERR Script killed by user with SCRIPT KILL... script: spin"), reply
     long.close()
 
 
@@ -692,9 +692,9 @@ def test_the_busy_scripts_own_thread_serves_its_clients(threads, start_server):
     long.close()
 
 
-def test_a_busy_script_inside_pcall_cannot_step_aside_but_is_still_killed(start_server):
-    """Lua 5.1 cannot yield across pcall: such a script keeps its thread, but clients of the
-    other threads still get BUSY and can kill it."""
+def test_a_busy_script_inside_pcall_is_killed_from_another_thread(start_server):
+    """Clients of the other threads get BUSY and can kill it (test_script_pcall.py: with one
+    thread, where the script must step aside from inside pcall)."""
     srv = start_server(options={"threads": 4})
     with srv.client() as c:
         c.call("CONFIG", "SET", "busy-reply-threshold", "100")
