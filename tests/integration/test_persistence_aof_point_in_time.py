@@ -214,3 +214,28 @@ def test_item_edits_during_a_rewrite_survive_a_restart(start_server, tmp_path, p
     raw.close()
     srv.stop()
     assert items_state(up(start_server, options=options).client()) == expected
+
+
+def test_turning_appendonly_on_during_a_bgsave_logs_everything(start_server, tmp_path):
+    """The new log's base needs the tables' view that the BGSAVE holds: lapse answers once the
+    save has ended, Redis at once (it schedules the rewrite); either way nothing is lost."""
+    options = {"dir": str(tmp_path), "threads": 2}
+    srv = up(start_server, options=options)
+    c = client(srv)
+    fill(c)
+    c.config_set("rdb-key-save-delay", DELAY_US)
+    assert srv.client().call("BGSAVE") == "Background saving started"
+    assert c.config_set("appendonly", "yes")
+    c.set("after", "1")
+    c.delete("k0")
+    c.config_set("rdb-key-save-delay", 0)
+
+    def settled():
+        info = c.info("persistence")
+        return (info["rdb_bgsave_in_progress"], info["aof_rewrite_scheduled"], info["aof_rewrite_in_progress"]) == (0, 0, 0)
+
+    wait_until(settled, timeout=120, what="the save and the new log's base")
+    assert c.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    expected = state(srv, DATABASES)
+    srv.stop()
+    assert state(up(start_server, options=aof_options(tmp_path, threads=2)), DATABASES) == expected
