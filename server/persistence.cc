@@ -227,6 +227,9 @@ void Persistence::Stop() {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
+  // Clients are gone: a walk under way (this worker's, or an AOF rewrite's, which the log
+  // waits for as it closes) finishes at full speed instead of leaving the shards to them.
+  hurry_.store(true);
   wake_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
@@ -383,6 +386,7 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
       });
       auto released = std::chrono::steady_clock::now();
       drain();
+      if (hurry_.load(std::memory_order_relaxed)) continue;
       KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
       LeaveShardToClients(held, released);
     }

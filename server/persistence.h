@@ -192,6 +192,7 @@ class Persistence {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  std::atomic<bool> hurry_{false};  // shutting down: walks skip their pauses
   std::unique_ptr<BackgroundView> requested_view_;  // a BGSAVE the worker has to write
   std::thread worker_;
   uint64_t temp_serial_ = 0;
