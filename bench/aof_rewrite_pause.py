@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""What BGREWRITEAOF costs clients (issue 17): lapse holds every shard while it serialises the
-base into memory (server/aof.h), so every client waits for that long once per rewrite.
+"""What BGREWRITEAOF costs clients (issue 17). lapse holds every shard only while it switches
+to a new incremental file and starts a point-in-time view, then writes the base in slices
+(server/aof.h); before that, it held them all while it serialised the whole base.
 
 Fills N keys (key:<i> -> 16 bytes) into a server with appendonly yes (everysec, RDB base),
 then:
@@ -11,6 +12,7 @@ then:
 Runs Debian's redis-server (fork) the same way for comparison.
 
   bench/aof_rewrite_pause.py --keys 1000000 --requests 300000
+  bench/aof_rewrite_pause.py --no-redis --lapse-label "lapse (main)" --lapse /tmp/main/lapse-server
 """
 import argparse
 import csv
@@ -118,12 +120,15 @@ def main():
     ap.add_argument("--requests", type=int, default=300_000)
     ap.add_argument("--rewrites", type=int, default=3)
     ap.add_argument("--lapse", default="build/lapse-server")
+    ap.add_argument("--lapse-label", default="lapse", help="its row's name (to compare two builds)")
     ap.add_argument("--redis", default=shutil.which("redis-server") or "redis-server")
+    ap.add_argument("--no-redis", action="store_true", help="lapse alone")
     args = ap.parse_args()
     print("| server | pause ms (median / worst of one client) | GET p99 ms no rewrite | GET p99 ms during | "
           "GET max ms no rewrite | GET max ms during | rewrites during |")
     print("|---|---|---|---|---|---|---|")
-    for kind, binary in (("redis", args.redis), ("lapse", args.lapse)):
+    servers = [("redis", args.redis)] if not args.no_redis else []
+    for kind, binary in servers + [(args.lapse_label, args.lapse)]:
         pauses, (p99, mx), (p99_during, mx_during), count = measure(binary, args.keys, args.requests, args.rewrites)
         print(f"| {kind} | {statistics.median(pauses):.1f} / {max(pauses):.1f} | {p99:.3f} | {p99_during:.3f} | "
               f"{mx:.1f} | {mx_during:.1f} | {count} |", flush=True)

@@ -1,6 +1,7 @@
 #include "engine/snapshot.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/shard.h"
 
@@ -37,8 +38,9 @@ class ShardSnapshot::DbView final : public PreWriteObserver {
   bool done_ = false;
 };
 
-ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms)
-    : options_(options), start_ms_(start_ms) {
+ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms,
+                             std::shared_ptr<const RecordEncoder> encoder)
+    : options_(options), start_ms_(start_ms), encoder_(std::move(encoder)) {
   for (size_t db = 0; db < shard.database_count(); ++db) {
     views_.push_back(std::make_unique<DbView>(*this, static_cast<uint32_t>(db)));
     shard.db(db).BeginSnapshot(views_.back().get());
@@ -68,10 +70,18 @@ void ShardSnapshot::Append(uint32_t db, const Entry* e) {
   std::lock_guard lock(mu_);
   if (discard_) return;
   if (current_db_ != static_cast<int64_t>(db)) {
-    rdb::AppendSelectDb(records_, db);
+    if (encoder_) {
+      encoder_->SelectDb(records_, db);
+    } else {
+      rdb::AppendSelectDb(records_, db);
+    }
     current_db_ = db;
   }
-  rdb::AppendKeyRecord(records_, e, options_);
+  if (encoder_) {
+    encoder_->Key(records_, e);
+  } else {
+    rdb::AppendKeyRecord(records_, e, options_);
+  }
   ++keys_written_;
   peak_buffer_bytes_ = std::max(peak_buffer_bytes_, records_.size());
 }

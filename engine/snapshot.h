@@ -18,6 +18,9 @@
 // every slice (TakeRecords), so the buffer holds at most what writers pre-empted since the
 // last drain: that is the save's whole memory overhead, besides one slice's encoding.
 //
+// The same walk writes an AOF rewrite's base (server/aof.cc): as RDB records, or, without
+// the RDB preamble, as commands. The record form is a RecordEncoder; the default is RDB.
+//
 // Threads: the constructor and WalkSlice run holding the shard; the hook runs on whichever
 // thread holds the shard; TakeRecords runs on the saving thread at any time, so the buffer has
 // its own mutex.
@@ -36,10 +39,21 @@ namespace lapse::engine {
 
 class Shard;
 
+// How the walk writes one key, and the switch to another database before it. Called on
+// whichever thread holds the shard, so it keeps no state between calls.
+class RecordEncoder {
+ public:
+  virtual ~RecordEncoder() = default;
+  virtual void SelectDb(std::string& out, uint32_t db) const = 0;
+  virtual void Key(std::string& out, const Entry* e) const = 0;
+};
+
 class ShardSnapshot {
  public:
   // Holding the shard: starts the view of each of its databases as they are at `start_ms`.
-  ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms);
+  // Records are RDB (with `options`) unless `encoder` says otherwise.
+  ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms,
+                std::shared_ptr<const RecordEncoder> encoder = nullptr);
   ~ShardSnapshot();
   ShardSnapshot(const ShardSnapshot&) = delete;
   ShardSnapshot& operator=(const ShardSnapshot&) = delete;
@@ -66,6 +80,7 @@ class ShardSnapshot {
 
   rdb::SnapshotOptions options_;
   int64_t start_ms_;
+  std::shared_ptr<const RecordEncoder> encoder_;
   std::vector<std::unique_ptr<DbView>> views_;
 
   mutable std::mutex mu_;

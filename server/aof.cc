@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <thread>
 #include <utility>
 
 #include "engine/rdb_file.h"
@@ -21,8 +23,10 @@
 
 namespace lapse::server {
 
-// Writes the data set as commands, holding every shard (server/aof_snapshot.cc).
-bool SerializeDataSet(Server& server, std::string* out, std::string* error);
+// A base of commands (server/aof_snapshot.cc): the keys' form for the walk, and the
+// containers with their items, encoded holding every shard.
+std::shared_ptr<const engine::RecordEncoder> MakeCommandEncoder(int64_t start_ms);
+std::string SerializeContainers(Server& server, int64_t now_ms);
 
 namespace {
 
@@ -54,6 +58,15 @@ void AppendResp(std::string& out, const LoggedCommand& command) {
   }
 }
 
+class FdSink final : public engine::rdb::Sink {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+  bool Write(std::string_view bytes) override;
+
+ private:
+  int fd_;
+};
+
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -63,6 +76,8 @@ bool WriteAll(int fd, std::string_view data) {
   }
   return true;
 }
+
+bool FdSink::Write(std::string_view bytes) { return fd_ >= 0 && WriteAll(fd_, bytes); }
 
 // fsync of a directory, so that a rename or a new file in it survives a crash.
 void SyncDirectory(const std::string& path) {
@@ -242,8 +257,13 @@ void AppendOnlyFile::FsyncLoop() {
   std::unique_lock lock(fsync_mu_);
   while (!stopping_) {
     fsync_cv_.wait_for(lock, std::chrono::seconds(1));
-    if (stopping_ || !enabled()) continue;
+    if (stopping_) continue;
     lock.unlock();
+    MaybeScheduledRewrite();
+    if (!enabled()) {
+      lock.lock();
+      continue;
+    }
     MaybeAutoRewrite();
     if (!fsync_always_.load() && fsync_everysec_.load() &&
         !(rewriting_.load() && no_fsync_on_rewrite_.load(std::memory_order_relaxed))) {
@@ -337,26 +357,27 @@ bool AppendOnlyFile::SnapshotAndSwitch(RewriteBase* base, std::string* error) {
   bool ok = false;
   base->rdb = server_.config().Snapshot().aof_use_rdb_preamble;
   base->with_log = enabled();
+  Persistence& persistence = server_.persistence();
   server_.shards().RunHoldingAll([&] {
+    {
+      std::lock_guard io(io_mu_);
+      if (base->with_log) {
+        WriteBuffered(true);
+        if (auto err = OpenIncrement(incr_seq_ + 1)) {
+          *error = *err;
+          return;
+        }
+      }
+      base->seq = base_seq_ + 1;
+    }
+    // No key is copied here: the view is a few pointers per table (the items excepted).
+    int64_t start_ms = server_.clock().NowMs();
     if (base->rdb) {
-      engine::rdb::StringSink sink;
-      if (!server_.persistence().WriteAofBase(sink)) {
-        *error = "can't serialise the data set as RDB";
-        return;
-      }
-      base->bytes = std::move(sink.data);
-    } else if (!SerializeDataSet(server_, &base->bytes, error)) {
-      return;
+      base->view = persistence.BeginAofBaseView(nullptr, start_ms, "");
+    } else {
+      base->view = persistence.BeginAofBaseView(MakeCommandEncoder(start_ms), start_ms,
+                                                SerializeContainers(server_, start_ms));
     }
-    std::lock_guard io(io_mu_);
-    if (base->with_log) {
-      WriteBuffered(true);
-      if (auto err = OpenIncrement(incr_seq_ + 1)) {
-        *error = *err;
-        return;
-      }
-    }
-    base->seq = base_seq_ + 1;
     ok = true;
   });
   if (!ok || !base->with_log) return ok;
@@ -374,7 +395,12 @@ void AppendOnlyFile::FinishRewrite(RewriteBase base) {
   std::string name = FileName(base_seq, 'b', base.rdb);
   std::string path = PathOf(name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  bool ok = fd >= 0 && WriteAll(fd, base.bytes) && ::fsync(fd) == 0;
+  int open_errno = errno;
+  // The walk runs to its end even when the file failed: the tables point at the view.
+  FdSink sink(fd);
+  bool ok = server_.persistence().WriteAofBase(sink, std::move(base.view));
+  int write_errno = fd < 0 ? open_errno : errno;
+  ok = ok && fd >= 0 && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
   std::string error;
   std::vector<std::string> obsolete;
@@ -392,7 +418,7 @@ void AppendOnlyFile::FinishRewrite(RewriteBase base) {
     std::vector<AofFileEntry> previous = std::exchange(files_, kept);
     if (WriteManifest(&error)) {
       base_seq_ = base_seq;
-      base_size_ = base.bytes.size();
+      base_size_ = FileSize(path);
       incr_closed_ = 0;
     } else {
       files_ = std::move(previous);
@@ -400,7 +426,9 @@ void AppendOnlyFile::FinishRewrite(RewriteBase base) {
       ok = false;
     }
   } else {
-    error = "can't write the AOF base file " + path + ": " + std::strerror(errno);
+    error = "can't write the AOF base file " + path + ": " + std::strerror(write_errno);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
   }
   for (const std::string& old : obsolete) {
     std::error_code ec;
@@ -417,11 +445,21 @@ void AppendOnlyFile::FinishRewrite(RewriteBase base) {
   rewriting_.store(false);
 }
 
+bool AppendOnlyFile::ClaimWalk(bool wait) {
+  Persistence& persistence = server_.persistence();
+  while (!persistence.ClaimWalkForAof()) {
+    if (!wait) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 std::optional<std::string> AppendOnlyFile::RunRewrite(bool wait) {
   rewrite_started_ms_.store(NowMs());
   RewriteBase base;
   std::string error;
   if (!SnapshotAndSwitch(&base, &error)) {
+    server_.persistence().ReleaseWalk();
     spdlog::warn("Background AOF rewrite failed: {}", error);
     last_rewrite_ok_.store(false);
     rewriting_.store(false);
@@ -433,7 +471,7 @@ std::optional<std::string> AppendOnlyFile::RunRewrite(bool wait) {
   return std::nullopt;
 }
 
-std::optional<std::string> AppendOnlyFile::StartRewrite() {
+std::optional<std::string> AppendOnlyFile::StartRewrite(bool* scheduled) {
   if (rewriting_.exchange(true)) return std::string("ERR Background append only file rewriting already in progress");
   // With the log off Redis still writes a base and a manifest naming only it, in
   // appenddirname: a log that `appendonly yes` at the next start-up loads.
@@ -443,9 +481,26 @@ std::optional<std::string> AppendOnlyFile::StartRewrite() {
       return "ERR " + *err;
     }
   }
+  if (!ClaimWalk(false)) {
+    rewrite_scheduled_.store(true);
+    rewriting_.store(false);
+    *scheduled = true;
+    return std::nullopt;
+  }
   spdlog::info("Background append only file rewriting started");
   if (RunRewrite(false)) return std::string("ERR Background append only file rewriting failed to start, see the log");
   return std::nullopt;
+}
+
+void AppendOnlyFile::MaybeScheduledRewrite() {
+  if (!rewrite_scheduled_.load() || rewriting_.exchange(true)) return;
+  if (!ClaimWalk(false)) {
+    rewriting_.store(false);
+    return;
+  }
+  rewrite_scheduled_.store(false);
+  spdlog::info("Background append only file rewriting started");
+  RunRewrite(false);
 }
 
 uint64_t AppendOnlyFile::CurrentSize() const {
@@ -464,6 +519,10 @@ void AppendOnlyFile::MaybeAutoRewrite() {
   if (size < static_cast<uint64_t>(auto_min_size_.load())) return;
   if ((size - std::min(size, base)) * 100 / base < static_cast<uint64_t>(percentage)) return;
   if (rewriting_.exchange(true)) return;
+  if (!ClaimWalk(false)) {  // a BGSAVE walks: the next check tries again, as Redis's cron
+    rewriting_.store(false);
+    return;
+  }
   spdlog::info("Starting automatic rewriting of AOF on {}% growth", (size - std::min(size, base)) * 100 / base);
   RunRewrite(false);
 }
@@ -484,6 +543,9 @@ std::optional<std::string> AppendOnlyFile::SetEnabled(bool on) {
     rewriting_.store(false);
     return err;
   }
+  // A BGSAVE under way walks the tables' one view: wait for its end (Redis schedules the
+  // rewrite instead and answers at once).
+  ClaimWalk(true);
   {
     // Files of an earlier log describe a data set that has changed since: history, deleted
     // once the new base is in place, and never replayed meanwhile.

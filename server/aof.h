@@ -25,10 +25,15 @@
 // background thread fsyncs once a second; under no the kernel decides.
 //
 // Rewrite (BGREWRITEAOF, automatic growth, CONFIG SET appendonly yes). It holds every shard
-// for the moment it takes to serialise the data set into memory and to switch appends to a
-// new incremental file, so the base is exactly the state before the first command of the new
-// file. It then writes and fsyncs the base on a background thread while clients go on, and
-// switches the manifest atomically (temporary file, fsync, rename, fsync of the directory).
+// only for the instant it takes to switch appends to a new incremental file and to start a
+// point-in-time view of every table (BGSAVE's, engine/snapshot.h; containers and items are
+// copied then, as they have no pre-write hook), so the base is exactly the state before the
+// first command of the new file. A background thread then walks the view in slices, one
+// shard at a time, writing the base straight to its file while clients go on (a key about to
+// change is first written as it was), fsyncs it, and switches the manifest atomically
+// (temporary file, fsync, rename, fsync of the directory). The tables have room for one view,
+// so a rewrite asked for while a BGSAVE walks is scheduled, as Redis schedules one while its
+// save child runs, and starts within a second of the save's end.
 // A crash at any point leaves a manifest that names a complete history. With appendonly no,
 // BGREWRITEAOF writes the base alone and a manifest naming only it, as Redis 7.0 does.
 #pragma once
@@ -36,6 +41,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,6 +51,7 @@
 
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/persistence.h"
 
 namespace lapse::server {
 
@@ -112,8 +119,9 @@ class AppendOnlyFile {
   std::optional<std::string> SetEnabled(bool on);
   // The live settings it follows: appendfsync, no-appendfsync-on-rewrite, auto-aof-rewrite-*.
   void Configure(const Settings& settings);
-  // BGREWRITEAOF. An error reply when one is already running.
-  std::optional<std::string> StartRewrite();
+  // BGREWRITEAOF. An error reply when one is already running; *scheduled when it waits for
+  // a BGSAVE to end.
+  std::optional<std::string> StartRewrite(bool* scheduled);
   // Once per second: auto-aof-rewrite-percentage / min-size.
   void MaybeAutoRewrite();
   // INFO persistence's aof_* lines.
@@ -133,19 +141,25 @@ class AppendOnlyFile {
   bool WriteManifest(std::string* error);
   // Opens incremental file `seq` (named as lapse names it unless `name` says) for appends.
   std::optional<std::string> OpenIncrement(int64_t seq, std::string name = "");
-  // A base file made in memory, written by the rewrite thread.
+  // A base file's instant, written by the rewrite thread.
   struct RewriteBase {
-    std::string bytes;
+    std::unique_ptr<Persistence::BackgroundView> view;
     int64_t seq = 0;
     bool rdb = false;  // RDB (aof-use-rdb-preamble yes) or commands
     bool with_log = true;  // appendonly yes: a new increment follows the base
   };
-  // Serialises every shard (held together) into a base, and switches appends to a new
-  // incremental file in the same instant.
+  // Holding every shard: switches appends to a new incremental file and starts the base's
+  // view in the same instant.
   bool SnapshotAndSwitch(RewriteBase* base, std::string* error);
   void FinishRewrite(RewriteBase base);
-  // Snapshot now, then the base on a background thread (waited for when `wait`).
+  // Claims the tables' view for the rewrite (server/persistence.h): false while a BGSAVE
+  // walks, or, with `wait`, once it has ended.
+  bool ClaimWalk(bool wait);
+  // With the walk claimed: the switch now, then the base on a background thread (waited for
+  // when `wait`).
   std::optional<std::string> RunRewrite(bool wait);
+  // Once per second: a rewrite scheduled behind a BGSAVE.
+  void MaybeScheduledRewrite();
   // Makes appenddirname and reads its manifest, if any, so that sequence numbers go on.
   std::optional<std::string> PrepareDirectory();
   // Base, closed increments and the current one (io_mu_ held).

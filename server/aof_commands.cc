@@ -1,7 +1,8 @@
 // File: server/aof_commands.cc
 //
 // BGREWRITEAOF: the append-only log's compaction (server/aof.h). It answers at once; the
-// base file is written in the background, and INFO persistence tells when it is done.
+// base file is written in the background, and INFO persistence tells when it is done. While a
+// BGSAVE walks the data set it is scheduled instead, as Redis schedules it behind a child.
 #include "protocol/reply_writer.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -11,8 +12,10 @@ namespace lapse::server {
 namespace {
 
 void CmdBgRewriteAof(ConnCommand& c) {
-  if (auto err = c.server.aof().StartRewrite()) return c.reply.Error(*err);
-  c.reply.SimpleString("Background append only file rewriting started");
+  bool scheduled = false;
+  if (auto err = c.server.aof().StartRewrite(&scheduled)) return c.reply.Error(*err);
+  c.reply.SimpleString(scheduled ? "Background append only file rewriting scheduled"
+                                 : "Background append only file rewriting started");
 }
 
 }  // namespace

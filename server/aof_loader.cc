@@ -245,6 +245,7 @@ std::optional<std::string> AppendOnlyFile::LoadAndOpen() {
     // No log yet: like Redis 7.0, start one with a base of the (empty) data set.
     rewriting_.store(true);
     enabled_.store(true, std::memory_order_release);
+    ClaimWalk(true);
     std::optional<std::string> err = RunRewrite(true);
     rewrites_.store(0);  // as Redis counts: the first base is no rewrite
     last_rewrite_ms_.store(-1);

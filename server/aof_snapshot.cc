@@ -8,16 +8,20 @@
 //
 // Containers follow the keys: their settings and their items, each with its _ts and _etag.
 //
-// It runs holding every shard (AppendOnlyFile::SnapshotAndSwitch), so the text is one point
-// in time.
+// The keys are written by the point-in-time walk of engine/snapshot.h, through CommandEncoder
+// (each key's commands at the walk's start, on whichever thread holds its shard); the
+// containers and items are encoded while every shard is held, at the same instant
+// (AppendOnlyFile::SnapshotAndSwitch).
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "engine/collection.h"
 #include "engine/container.h"
 #include "engine/item_json.h"
 #include "engine/item_store.h"
 #include "engine/list.h"
+#include "engine/snapshot.h"
 #include "engine/stream.h"
 #include "engine/zset.h"
 #include "server/aof.h"
@@ -192,26 +196,36 @@ void WriteContainers(Server& server, BaseWriter& w, int64_t now_ms) {
 
 }  // namespace
 
-bool SerializeDataSet(Server& server, std::string* out, std::string* error) {
-  ShardSet& shards = server.shards();
-  int64_t now_ms = server.clock().NowMs();
-  BaseWriter writer(out);
-  int databases = server.settings().databases;
-  for (int db = 0; db < databases; ++db) {
-    for (uint32_t id = 0; id < shards.size(); ++id) {
-      engine::Db& d = shards.shard(id).db(static_cast<size_t>(db));
-      uint64_t cursor = 0;
-      do {
-        cursor = d.Scan(cursor, now_ms, [&](const engine::Entry* e) {
-          writer.Select(db);
-          WriteKey(writer, e, now_ms);
-        });
-      } while (cursor != 0);
-    }
+namespace {
+
+// Stateless: the walk calls it from several threads at once.
+class CommandEncoder final : public engine::RecordEncoder {
+ public:
+  explicit CommandEncoder(int64_t start_ms) : start_ms_(start_ms) {}
+  void SelectDb(std::string& out, uint32_t db) const override {
+    BaseWriter(&out).Command({"SELECT", std::to_string(db)});
   }
+  // Hash fields already expired at the start are left out, as the walk leaves out keys.
+  void Key(std::string& out, const engine::Entry* e) const override {
+    BaseWriter w(&out);
+    WriteKey(w, e, start_ms_);
+  }
+
+ private:
+  int64_t start_ms_;
+};
+
+}  // namespace
+
+std::shared_ptr<const engine::RecordEncoder> MakeCommandEncoder(int64_t start_ms) {
+  return std::make_shared<CommandEncoder>(start_ms);
+}
+
+std::string SerializeContainers(Server& server, int64_t now_ms) {
+  std::string out;
+  BaseWriter writer(&out);
   WriteContainers(server, writer, now_ms);
-  (void)error;
-  return true;
+  return out;
 }
 
 }  // namespace lapse::server

@@ -176,13 +176,15 @@ std::vector<engine::rdb::ContainerRecord> CaptureContainers(engine::ContainerCat
   return out;
 }
 
-// The containers as lapse-only AUX records: one per container, then its items in batches of
-// at most one slice per shard. Items are read as each slice meets them (per item, not point
-// in time: engine/item_store.h has no pre-write hook).
-void WriteContainers(ShardSet& shards, const std::vector<engine::rdb::ContainerRecord>& containers,
-                     engine::rdb::SnapshotWriter& writer, engine::Clock& clock, bool sliced) {
+// The containers as lapse-only AUX records, handed to `aux`: one per container, then its
+// items in batches of at most one slice per shard. Sliced (BGSAVE), items are read as each
+// slice meets them (per item, not point in time: engine/item_store.h has no pre-write hook);
+// otherwise the caller holds every shard.
+using AuxFn = std::function<void(std::string_view key, std::string value)>;
+void WriteContainers(ShardSet& shards, const std::vector<engine::rdb::ContainerRecord>& containers, const AuxFn& aux,
+                     engine::Clock& clock, bool sliced) {
   for (const engine::rdb::ContainerRecord& c : containers) {
-    writer.Aux(engine::rdb::kAuxContainer, engine::rdb::EncodeContainer(c));
+    aux(engine::rdb::kAuxContainer, engine::rdb::EncodeContainer(c));
     for (uint32_t id = 0; id < shards.size(); ++id) {
       uint64_t cursor = 0;
       auto slice = [&](engine::Shard& shard) {
@@ -196,7 +198,7 @@ void WriteContainers(ShardSet& shards, const std::vector<engine::rdb::ContainerR
                                                               item.last_write_ms, item.etag);
                                       ++count;
                                     });
-        if (count > 0) writer.Aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(c.db, c.name, count) + batch);
+        if (count > 0) aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(c.db, c.name, count) + batch);
       };
       do {
         if (sliced) {
@@ -225,6 +227,9 @@ void Persistence::Stop() {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
+  // Clients are gone: a walk under way (this worker's, or an AOF rewrite's, which the log
+  // waits for as it closes) finishes at full speed instead of leaving the shards to them.
+  hurry_.store(true);
   wake_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
@@ -249,19 +254,13 @@ void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
   saves_.fetch_add(1);
 }
 
-bool Persistence::WriteAofBase(engine::rdb::Sink& sink) {
-  Settings s = server_.config().Snapshot();
-  s.rdb_lapse_data = true;
-  return Serialise(sink, s, true);
-}
-
-bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool aof_base) {
+bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s) {
   ShardSet& shards = server_.shards();
   size_t databases = static_cast<size_t>(server_.settings().databases);
   engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data});
   int64_t now = server_.clock().NowMs();
   // Redis records INFO's used_memory at the start of the save; tools read it to size a load.
-  writer.Header(now, ReadMemory().allocated, aof_base);
+  writer.Header(now, ReadMemory().allocated, false);
   for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
   for (size_t db = 0; db < databases; ++db) {
     auto [keys, expires] = CountDb(shards, db);
@@ -276,76 +275,104 @@ bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s, bool aof
     }
   }
   if (s.rdb_lapse_data) {
-    WriteContainers(shards, CaptureContainers(server_.containers(), databases), writer, server_.clock(), false);
+    WriteContainers(
+        shards, CaptureContainers(server_.containers(), databases),
+        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), false);
   }
   return writer.Finish();
 }
 
-struct Persistence::BackgroundView {
-  Settings settings;
-  int64_t start_ms = 0;
-  std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
-  std::vector<std::string> functions;
-  std::vector<engine::rdb::ContainerRecord> containers;
-  std::vector<std::pair<uint64_t, uint64_t>> counts;  // keys and volatile keys per database
-  uint64_t changes = 0;  // the changes counter at the instant: what the save covers
-};
-
 std::unique_ptr<Persistence::BackgroundView> Persistence::BeginBackgroundView() {
+  int none = 0;
+  if (!walker_.compare_exchange_strong(none, 1)) return nullptr;
   auto view = std::make_unique<BackgroundView>();
   view->settings = server_.config().Snapshot();
-  const Settings& s = view->settings;
-  engine::rdb::SnapshotOptions options{s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data};
-  ShardSet& shards = server_.shards();
-  size_t databases = static_cast<size_t>(server_.settings().databases);
-  view->parts.resize(shards.size());
-  view->counts.resize(databases);
   // Every shard is held only while the views start (a few pointers per database, no key is
   // copied), so that the file is one instant of the whole data set.
-  shards.RunHoldingAll([&] {
+  server_.shards().RunHoldingAll([&] {
     view->start_ms = server_.clock().NowMs();
-    view->changes = TotalChanges();
-    for (uint32_t id = 0; id < shards.size(); ++id) {
-      view->parts[id] = std::make_unique<engine::ShardSnapshot>(shards.shard(id), options, view->start_ms);
-    }
-    for (size_t db = 0; db < databases; ++db) view->counts[db] = CountDb(shards, db);
-    view->functions = LibraryCodes(server_);
-    if (s.rdb_lapse_data) view->containers = CaptureContainers(server_.containers(), databases);
+    CaptureView(*view, nullptr);
   });
   return view;
 }
 
-bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view) {
-  ShardSet& shards = server_.shards();
+void Persistence::CaptureView(BackgroundView& view, std::shared_ptr<const engine::RecordEncoder> encoder) {
   const Settings& s = view.settings;
   engine::rdb::SnapshotOptions options{s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data};
-  auto& parts = view.parts;
-  auto& counts = view.counts;
-  size_t databases = counts.size();
-  int64_t start_ms = view.start_ms;
-  auto& functions = view.functions;
-  auto& containers = view.containers;
-  engine::rdb::SnapshotWriter writer(sink, options);
-  writer.Header(start_ms, ReadMemory().allocated, false);
-  for (const std::string& code : functions) writer.Function(code);
-  // RESIZEDB hints up front; the key records that follow name their database themselves.
-  for (size_t db = 0; db < databases; ++db) {
-    if (counts[db].first > 0) writer.SelectDb(static_cast<uint32_t>(db), counts[db].first, counts[db].second);
+  ShardSet& shards = server_.shards();
+  size_t databases = static_cast<size_t>(server_.settings().databases);
+  view.encoder = encoder;
+  view.changes = TotalChanges();
+  view.parts.resize(shards.size());
+  view.counts.resize(databases);
+  for (uint32_t id = 0; id < shards.size(); ++id) {
+    view.parts[id] = std::make_unique<engine::ShardSnapshot>(shards.shard(id), options, view.start_ms, encoder);
   }
+  for (size_t db = 0; db < databases; ++db) view.counts[db] = CountDb(shards, db);
+  view.functions = LibraryCodes(server_);
+  if (s.rdb_lapse_data) view.containers = CaptureContainers(server_.containers(), databases);
+}
+
+bool Persistence::ClaimWalkForAof() {
+  int none = 0;
+  return walker_.compare_exchange_strong(none, 2);
+}
+
+void Persistence::ReleaseWalk() {
+  walker_.store(0);
+  wake_.notify_all();  // a scheduled BGSAVE may start
+}
+
+std::unique_ptr<Persistence::BackgroundView> Persistence::BeginAofBaseView(
+    std::shared_ptr<const engine::RecordEncoder> encoder, int64_t start_ms, std::string containers) {
+  auto view = std::make_unique<BackgroundView>();
+  view->settings = server_.config().Snapshot();
+  view->settings.rdb_lapse_data = true;
+  view->aof_base = true;
+  view->start_ms = start_ms;
+  CaptureView(*view, encoder);
+  if (encoder) {
+    view->container_commands = std::move(containers);
+  } else {
+    // The items as they are now, copied: a replay of the new increment (IPUT ... REPLAYED,
+    // IDEL, ...) must start from exactly this state, and items have no pre-write hook.
+    WriteContainers(
+        server_.shards(), view->containers,
+        [&](std::string_view key, std::string value) { view->container_aux.emplace_back(key, std::move(value)); },
+        server_.clock(), false);
+  }
+  return view;
+}
+
+bool Persistence::WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view) {
+  bool ok = true;
+  if (view->encoder) {
+    WalkView(*view, [&](std::string_view bytes) { return ok = ok && sink.Write(bytes); });
+    ok = ok && sink.Write(view->container_commands);
+  } else {
+    ok = SerialiseInBackground(sink, *view);
+  }
+  view.reset();
+  ReleaseWalk();
+  return ok;
+}
+
+void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::string_view)>& emit) {
+  ShardSet& shards = server_.shards();
+  auto& parts = view.parts;
   std::string records;
   bool discarding = false;
   // After every slice, what writers saved on any shard goes to the file too: that buffer is
   // the save's memory overhead, so it is kept to what one slice's time lets them pre-empt.
   auto drain = [&] {
     for (auto& part : parts) part->TakeRecords(&records);
-    if (!records.empty()) writer.Records(records);
+    bool ok = records.empty() || emit(records);
     records.clear();
-    if (writer.failed() && !discarding) {
+    if (!ok && !discarding) {
       discarding = true;  // the walk still finishes: it must leave every entry marked
       for (auto& part : parts) part->Discard();
     }
   };
-  size_t peak = 0;
   for (uint32_t id = 0; id < shards.size(); ++id) {
     bool done = false;
     while (!done) {
@@ -359,14 +386,39 @@ bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView&
       });
       auto released = std::chrono::steady_clock::now();
       drain();
+      if (hurry_.load(std::memory_order_relaxed)) continue;
       KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
       LeaveShardToClients(held, released);
     }
   }
   drain();
+  size_t peak = 0;
   for (auto& part : parts) peak += part->peak_buffer_bytes();
-  last_save_buffer_peak_.store(peak);
-  if (s.rdb_lapse_data) WriteContainers(shards, containers, writer, server_.clock(), true);
+  if (!view.aof_base) last_save_buffer_peak_.store(peak);
+}
+
+bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view) {
+  const Settings& s = view.settings;
+  engine::rdb::SnapshotOptions options{s.rdbcompression, s.rdbchecksum, s.rdb_lapse_data};
+  engine::rdb::SnapshotWriter writer(sink, options);
+  writer.Header(view.start_ms, ReadMemory().allocated, view.aof_base);
+  for (const std::string& code : view.functions) writer.Function(code);
+  // RESIZEDB hints up front; the key records that follow name their database themselves.
+  for (size_t db = 0; db < view.counts.size(); ++db) {
+    auto [keys, expires] = view.counts[db];
+    if (keys > 0) writer.SelectDb(static_cast<uint32_t>(db), keys, expires);
+  }
+  WalkView(view, [&](std::string_view bytes) {
+    writer.Records(bytes);
+    return !writer.failed();
+  });
+  if (view.aof_base) {
+    for (const auto& [key, value] : view.container_aux) writer.Aux(key, value);
+  } else if (s.rdb_lapse_data) {
+    WriteContainers(
+        server_.shards(), view.containers,
+        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), true);
+  }
   return writer.Finish();
 }
 
@@ -425,18 +477,24 @@ std::optional<std::string> Persistence::SaveForeground() {
   return std::nullopt;
 }
 
-bool Persistence::StartBackgroundSave() {
-  if (bgsave_running_.exchange(true)) return false;
+Persistence::BgsaveStart Persistence::StartBackgroundSave(bool schedule) {
+  if (bgsave_running_.exchange(true)) return BgsaveStart::kAlreadyRunning;
   bgsave_started_ms_.store(server_.clock().NowMs());
   // The instant is taken here, before BGSAVE replies, as Redis's fork is: the file holds
   // exactly what a client saw when the command returned.
   std::unique_ptr<BackgroundView> view = BeginBackgroundView();
+  if (view == nullptr) {  // an AOF rewrite walks
+    bgsave_running_.store(false);
+    if (!schedule) return BgsaveStart::kRewriteRunning;
+    bgsave_scheduled_.store(true);
+    return BgsaveStart::kScheduled;
+  }
   {
     std::lock_guard lock(mu_);
     requested_view_ = std::move(view);
   }
   wake_.notify_all();
-  return true;
+  return BgsaveStart::kStarted;
 }
 
 void Persistence::RunBackgroundSave(std::unique_ptr<BackgroundView> view) {
@@ -457,6 +515,7 @@ void Persistence::RunBackgroundSave(std::unique_ptr<BackgroundView> view) {
     NoteSaved(changes, start);
     spdlog::info("Background saving terminated with success");
   }
+  walker_.store(0);
   bgsave_running_.store(false);
 }
 
@@ -479,11 +538,19 @@ void Persistence::WorkerLoop() {
     std::unique_ptr<BackgroundView> view = std::move(requested_view_);
     // A view already started must be written even when stopping: its tables still point at it.
     if (stop_ && view == nullptr) break;
-    if (view == nullptr && !stop_ && SaveRulesDue(server_.clock().NowMs()) && !bgsave_running_.exchange(true)) {
+    // A BGSAVE SCHEDULE, or a `save` rule, once no rewrite walks (Redis waits for its child).
+    bool scheduled = bgsave_scheduled_.load() && walker_.load() == 0;
+    if (view == nullptr && !stop_ && (scheduled || SaveRulesDue(server_.clock().NowMs())) &&
+        !bgsave_running_.exchange(true)) {
       bgsave_started_ms_.store(server_.clock().NowMs());
       lock.unlock();
       view = BeginBackgroundView();
       lock.lock();
+      if (view == nullptr) {
+        bgsave_running_.store(false);
+      } else {
+        bgsave_scheduled_.store(false);
+      }
     }
     if (view == nullptr) continue;
     lock.unlock();

@@ -15,8 +15,9 @@
 // still read per slice (no pre-write hook in engine/item_store.h yet), so they are per item,
 // not point-in-time. A view, once started, is always walked to its end, even when the file
 // fails (the tables point at it until then).
-// SAVE (and SHUTDOWN's save, DEBUG RELOAD, the AOF base) holds every shard for the whole save
-// instead: a point-in-time view, with every client waiting, as Redis's SAVE.
+// An AOF rewrite's base uses the same walk (server/aof.h); the tables have room for one view,
+// so a BGSAVE and a rewrite take turns (walker_).
+// SAVE (and SHUTDOWN's save, DEBUG RELOAD) holds every shard for the whole save instead: a point-in-time view, with every client waiting, as Redis's SAVE.
 //
 // Crash safety: the file is written as temp-<pid>-<n>.rdb in `dir`, fsynced, renamed over
 // `dbfilename`, and the directory fsynced; a crash at any point leaves the previous snapshot.
@@ -29,22 +30,21 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "server/config.h"
 
-namespace lapse::engine::rdb {
-class Sink;
-struct LoadStats;
-}
-namespace lapse::engine {
-class ShardSnapshot;
-}
+#include "engine/rdb_file.h"
+#include "engine/snapshot.h"
 
 namespace lapse::server {
 
@@ -76,15 +76,47 @@ class Persistence {
 
   // SAVE: the whole dataset, every shard held. An error message ("ERR ...") on failure.
   std::optional<std::string> SaveForeground();
-  // BGSAVE: false when a background save is already running.
-  bool StartBackgroundSave();
+  // The result of BGSAVE [SCHEDULE].
+  enum class BgsaveStart { kStarted, kScheduled, kAlreadyRunning, kRewriteRunning };
+  // BGSAVE: starts at once unless a save runs already, or an AOF rewrite's walk does (one
+  // view per table at a time, engine/kv_table.h); with `schedule`, it then starts as soon as
+  // the rewrite's walk ends, as Redis's BGSAVE SCHEDULE.
+  BgsaveStart StartBackgroundSave(bool schedule = false);
   bool background_save_running() const { return bgsave_running_.load(); }
 
-  // An AOF base file (aof-use-rdb-preamble yes): the whole dataset as an RDB stream into
-  // `sink`, with the aof-base AUX field set. The caller holds every shard, so it is one point
-  // in time. Containers and items are always in it (rdb-lapse-data is for exports): the log
-  // must restore them. False when the sink failed.
-  bool WriteAofBase(engine::rdb::Sink& sink);
+  // An AOF rewrite's base, with the same point-in-time walk as BGSAVE (server/aof.h). The
+  // rewrite first claims the walk (false while a BGSAVE walks), then, holding every shard,
+  // starts the view (BeginAofBaseView) in the same instant as it switches to the new
+  // incremental file; WriteAofBase then walks it in slices without holding them all, and
+  // ends the claim. Containers and items are copied while every shard is held (items have no
+  // pre-write hook) and written after the keys; they are always in the base (rdb-lapse-data
+  // is for exports): the log must restore them.
+  // A walk's instant: every shard's view (engine/snapshot.h) and what lives outside the
+  // shards, taken together while holding every shard.
+  struct BackgroundView {
+    Settings settings;
+    int64_t start_ms = 0;
+    bool aof_base = false;
+    std::shared_ptr<const engine::RecordEncoder> encoder;  // null: RDB records
+    std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
+    std::vector<std::string> functions;
+    std::vector<engine::rdb::ContainerRecord> containers;  // BGSAVE: items are read later
+    std::vector<std::pair<std::string, std::string>> container_aux;  // RDB base: copied
+    std::string container_commands;  // base of commands: copied
+    std::vector<std::pair<uint64_t, uint64_t>> counts;  // keys and volatile keys per database
+    uint64_t changes = 0;  // the changes counter at the instant: what the save covers
+  };
+  bool ClaimWalkForAof();
+  // `encoder`: the records' form; null for RDB. `containers`: for a base of commands, the
+  // containers and items as commands, which the caller encoded holding every shard.
+  std::unique_ptr<BackgroundView> BeginAofBaseView(std::shared_ptr<const engine::RecordEncoder> encoder,
+                                                   int64_t start_ms, std::string containers);
+  // Writes `view` into `sink` (an RDB file with aof-base set, or the commands alone), then
+  // ends the claim. The walk always runs to its end, writing nothing once the sink failed.
+  // False when the sink failed.
+  bool WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view);
+  // A claim that ends without a view (the switch to a new increment failed).
+  void ReleaseWalk();
 
   // Loads `dir`/`dbfilename` if it exists (start-up: no client is served yet). An error
   // naming the file and the offset when it is truncated or corrupt.
@@ -110,13 +142,15 @@ class Persistence {
     std::atomic<uint64_t> value{0};
   };
 
-  // A background save's instant: every shard's view (engine/snapshot.h) and what lives
-  // outside the shards, taken together while holding every shard.
-  struct BackgroundView;
-
   void WorkerLoop();
   bool SaveRulesDue(int64_t now_ms) const;
+  // Claims the walk for a BGSAVE and starts its view (false while a rewrite walks).
   std::unique_ptr<BackgroundView> BeginBackgroundView();
+  // Holding every shard: the instant's view; what lives outside the shards too.
+  void CaptureView(BackgroundView& view, std::shared_ptr<const engine::RecordEncoder> encoder);
+  // The walk of every shard in slices; `emit` gets each batch of records and says whether
+  // the file still takes them (the walk goes on without writing once it does not).
+  void WalkView(BackgroundView& view, const std::function<bool(std::string_view)>& emit);
   void RunBackgroundSave(std::unique_ptr<BackgroundView> view);
   // A view whose file failed before its walk ended (the temp file would not open): walks the
   // rest without writing, so that no table is left pointing at it.
@@ -124,7 +158,7 @@ class Persistence {
   // Writes the snapshot through the atomic-rename path: from `view` in slices, or, with none,
   // whole while the caller holds every shard.
   std::optional<std::string> WriteSnapshot(BackgroundView* view);
-  bool Serialise(engine::rdb::Sink& sink, const Settings& settings, bool aof_base = false);
+  bool Serialise(engine::rdb::Sink& sink, const Settings& settings);
   // BGSAVE's point-in-time walk, one slice per shard lock.
   bool SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view);
   void NoteSaved(uint64_t changes_at_start, int64_t now_ms);
@@ -144,6 +178,9 @@ class Persistence {
   std::atomic<int64_t> last_bgsave_try_ms_{0};
   std::atomic<uint64_t> saves_{0};
   std::atomic<bool> bgsave_running_{false};
+  std::atomic<bool> bgsave_scheduled_{false};
+  // Who walks the tables' one view: 0 none, 1 a BGSAVE, 2 an AOF rewrite.
+  std::atomic<int> walker_{0};
   // The most bytes the last background save's record buffers held (INFO rdb_last_cow_size).
   std::atomic<uint64_t> last_save_buffer_peak_{0};
   std::atomic<bool> shutdown_save_needed_{true};
@@ -155,6 +192,7 @@ class Persistence {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  std::atomic<bool> hurry_{false};  // shutting down: walks skip their pauses
   std::unique_ptr<BackgroundView> requested_view_;  // a BGSAVE the worker has to write
   std::thread worker_;
   uint64_t temp_serial_ = 0;

@@ -1,9 +1,9 @@
 // SAVE, BGSAVE [SCHEDULE] and LASTSAVE (server/persistence.h does the work), with Redis
 // 7.0's replies and errors.
 //
-// BGSAVE SCHEDULE: Redis schedules a save only while another child (an AOF rewrite) runs,
-// and otherwise starts one at once; lapse has no such child yet, so SCHEDULE starts at once
-// too, with Redis's reply for that case ("Background saving started").
+// BGSAVE while an AOF rewrite walks the data set (Redis: while its child runs) is refused, or
+// with SCHEDULE started when the rewrite's walk ends, as Redis does; otherwise SCHEDULE starts
+// at once, with Redis's reply for that case ("Background saving started").
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
@@ -18,6 +18,9 @@ namespace errors = protocol::errors;
 namespace {
 
 constexpr std::string_view kBgsaveRunning = "ERR Background save already in progress";
+constexpr std::string_view kRewriteRunning =
+    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule "
+    "a BGSAVE whenever possible.";
 
 void CmdSave(ConnCommand& c) {
   if (auto err = c.server.persistence().SaveForeground()) return c.reply.Error(*err);
@@ -28,8 +31,16 @@ void CmdBgsave(ConnCommand& c) {
   if (c.args.size() > 2 || (c.args.size() == 2 && !protocol::EqualsIgnoreCase(c.args[1], "SCHEDULE"))) {
     return c.reply.Error(errors::kSyntax);
   }
-  if (!c.server.persistence().StartBackgroundSave()) return c.reply.Error(kBgsaveRunning);
-  c.reply.SimpleString("Background saving started");
+  switch (c.server.persistence().StartBackgroundSave(c.args.size() == 2)) {
+    case Persistence::BgsaveStart::kStarted:
+      return c.reply.SimpleString("Background saving started");
+    case Persistence::BgsaveStart::kScheduled:
+      return c.reply.SimpleString("Background saving scheduled");
+    case Persistence::BgsaveStart::kAlreadyRunning:
+      return c.reply.Error(kBgsaveRunning);
+    case Persistence::BgsaveStart::kRewriteRunning:
+      return c.reply.Error(kRewriteRunning);
+  }
 }
 
 void CmdLastsave(ConnCommand& c) { c.reply.Integer(c.server.persistence().last_save_time_s()); }
