@@ -29,8 +29,12 @@ double RuCharge(RuOp op, size_t bytes, size_t visited) {
   return 0;
 }
 
+// Only forward: threads read the clock before they take the lock, so a charge may come with a
+// time from the second before the newest one seen. It counts against the newest second;
+// rolling back would hand that earlier second a fresh budget (a reclaim slice that read the
+// time before a second boundary would then overspend).
 void RuMeter::RollLocked(int64_t second) {
-  if (second != second_) {
+  if (second > second_) {
     second_ = second;
     spent_ = 0;
   }
@@ -50,7 +54,7 @@ bool RuMeter::Exhausted(int64_t now_ms, int64_t* retry_after_ms) {
   std::lock_guard lock(mu_);
   RollLocked(now_ms / 1000);
   if (spent_ < lim) return false;
-  *retry_after_ms = 1000 - now_ms % 1000;
+  *retry_after_ms = (second_ + 1) * 1000 - now_ms;
   return true;
 }
 

@@ -48,6 +48,19 @@ TEST(RuMeterTest, BudgetRefillsEachSecondWithoutCarryOver) {
   EXPECT_EQ(m.user_total(), 10);
 }
 
+TEST(RuMeterTest, ATimeFromAnEarlierSecondChargesTheNewestSecond) {
+  RuMeter m;
+  m.set_limit(10);
+  EXPECT_TRUE(m.TryChargeReclaim(8, kStart + 1000));
+  // A slice that read the clock just before the boundary gets no fresh budget for it.
+  EXPECT_FALSE(m.TryChargeReclaim(5, kStart + 999));
+  EXPECT_TRUE(m.TryChargeReclaim(2, kStart + 999));
+  int64_t retry = 0;
+  EXPECT_TRUE(m.Exhausted(kStart + 998, &retry));
+  EXPECT_EQ(retry, 1002);  // until the newest second ends
+  EXPECT_EQ(m.reclaim_total(), 10);
+}
+
 class ReclaimBudgetTest : public ::testing::Test {
  protected:
   // 1,000 items of about 1 KiB with a 1-second ttl, all expired by the time it returns.
