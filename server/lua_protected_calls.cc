@@ -93,6 +93,17 @@ void KeepChild(lua_State* L, lua_State* co) {
   lua_rawseti(L, lua_upvalueindex(1), static_cast<int>(n + 1));
 }
 
+// A protected call that ended well: true, then the child's results; the child goes back
+// to the pool.
+int ReturnChildResults(lua_State* L, lua_State* co) {
+  int n = lua_gettop(co);
+  if (!lua_checkstack(L, n + 2)) luaL_error(L, "too many results to unpack");
+  lua_pushboolean(L, 1);
+  lua_xmove(co, L, n);
+  KeepChild(L, co);
+  return n + 1;
+}
+
 // Lua 5.1's LUAI_MAXCCALLS, less the C calls a script's own run takes.
 constexpr size_t kMaxNestedCalls = 198;
 // How often a failing xpcall handler is retried before "error in error handling".
@@ -232,12 +243,7 @@ int LuaEngine::PcallFinish(lua_State* L) {
     }
     return lua_gettop(L);
   }
-  int n = lua_gettop(co);
-  if (!lua_checkstack(L, n + 2)) luaL_error(L, "too many results to unpack");
-  lua_pushboolean(L, 1);
-  lua_xmove(co, L, n);
-  KeepChild(L, co);
-  return n + 1;
+  return ReturnChildResults(L, co);
 }
 
 // xfinish(co, handler): xpcall's results.
@@ -245,12 +251,7 @@ int LuaEngine::XpcallFinish(lua_State* L) {
   lua_State* co = lua_tothread(L, 1);
   int status = lua_status(co);
   if (status == 0) {
-    int n = lua_gettop(co);
-    if (!lua_checkstack(L, n + 2)) luaL_error(L, "too many results to unpack");
-    lua_pushboolean(L, 1);
-    lua_xmove(co, L, n);
-    KeepChild(L, co);
-    return n + 1;
+    return ReturnChildResults(L, co);
   }
   lua_settop(L, 2);        // 1: co, 2: the handler
   lua_xmove(co, L, 1);     // 3: the error

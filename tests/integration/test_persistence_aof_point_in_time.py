@@ -12,16 +12,14 @@ against redis-server 7.0.15 (LAPSE_TARGET=redis), whose fork gives the same guar
 """
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import redis
 
 from lapse_harness import RespError as E
 from lapse_harness import wait_until
 from test_persistence_aof import MANIFEST, aof_options, client, info_persistence, items_state, state, up
-from test_persistence_point_in_time import DELAY_US, KEYS, fill, mutate
+from test_persistence_point_in_time import DELAY_US, KEYS, fill, mutate, write_stream_around
 
 DATABASES = (0, 1, 2)
 
@@ -50,11 +48,9 @@ def base_alone(start_server, tmp_path, preamble: str):
     return up(start_server, options=aof_options(copy, **{"aof-use-rdb-preamble": preamble}))
 
 
-@pytest.mark.parametrize("preamble", ["yes", "no"], ids=["rdb-base", "command-base"])
-def test_writes_during_a_rewrite_survive_a_restart(start_server, tmp_path, preamble):
-    options = aof_options(tmp_path, threads=2, **{"aof-use-rdb-preamble": preamble})
-    srv = up(start_server, options=options)
-    c = client(srv)
+def rewrite_under_writes(srv, c):
+    """Fills the server, starts a slowed rewrite, then edits every type from two connections
+    and swaps two databases while it runs; returns the data set as it was at the start."""
     fill(c)
     at_start = state(srv, DATABASES)
     c.config_set("rdb-key-save-delay", DELAY_US)
@@ -63,6 +59,15 @@ def test_writes_during_a_rewrite_survive_a_restart(start_server, tmp_path, pream
         for done in [pool.submit(mutate, srv.port, part) for part in (0, 1)]:
             done.result()  # raises what the thread raised
     c.swapdb(0, 2)
+    return at_start
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"], ids=["rdb-base", "command-base"])
+def test_writes_during_a_rewrite_survive_a_restart(start_server, tmp_path, preamble):
+    options = aof_options(tmp_path, threads=2, **{"aof-use-rdb-preamble": preamble})
+    srv = up(start_server, options=options)
+    c = client(srv)
+    at_start = rewrite_under_writes(srv, c)
     c.select(2)
     c.hset("bighash", "added-last", "1")
     c.select(0)
@@ -82,14 +87,7 @@ def test_the_base_is_the_data_set_when_the_rewrite_began(start_server, tmp_path,
     options = aof_options(tmp_path, threads=2, **{"aof-use-rdb-preamble": preamble})
     srv = up(start_server, options=options)
     c = client(srv)
-    fill(c)
-    at_start = state(srv, DATABASES)
-    c.config_set("rdb-key-save-delay", DELAY_US)
-    assert c.bgrewriteaof()
-    with ThreadPoolExecutor(2) as pool:
-        for done in [pool.submit(mutate, srv.port, part) for part in (0, 1)]:
-            done.result()
-    c.swapdb(0, 2)
+    at_start = rewrite_under_writes(srv, c)
     assert rewriting(c), "the rewrite ended before the writes: raise DELAY_US"
     finish_rewrite(srv)
     assert state(srv, DATABASES) != at_start
@@ -105,33 +103,8 @@ def test_a_rewrite_that_starts_during_a_stream_of_writes_holds_one_instant(start
     srv = up(start_server, options=options)
     c = client(srv)
     c.config_set("rdb-key-save-delay", DELAY_US)
-    stop = threading.Event()
-    sent = [0]
-
-    def writer():
-        w = redis.Redis(host="127.0.0.1", port=srv.port, socket_timeout=60)
-        t = 0
-        while not stop.is_set() and t < 5_000_000:
-            pipe = w.pipeline(transaction=False)
-            for _ in range(100):
-                pipe.set(f"c{t % KEYS}", t)
-                t += 1
-            pipe.execute()
-            sent[0] = t
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        wait_until(lambda: sent[0] >= 2 * KEYS, what="a first round of writes")
-        assert c.bgrewriteaof()
-        at_reply = sent[0]
-        wait_until(lambda: sent[0] >= at_reply + 2 * KEYS, what="writes during the rewrite")
-        assert rewriting(c), "the rewrite ended before the writes: raise DELAY_US"
-    finally:
-        stop.set()
-        thread.join()
+    last = write_stream_around(srv, start=lambda: c.bgrewriteaof(), running=lambda: rewriting(c), what="rewrite")
     finish_rewrite(srv)
-    last = sent[0]
     base = client(base_alone(start_server, tmp_path, preamble))
     values = sorted(int(base.get(f"c{i}")) for i in range(KEYS))
     assert base.dbsize() == KEYS

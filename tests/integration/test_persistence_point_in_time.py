@@ -113,13 +113,11 @@ def test_bgsave_writes_the_data_set_as_it_was_when_bgsave_replied(start_server):
     assert contents(client(loaded), databases=(0, 1, 2)) == expected
 
 
-def test_a_save_that_starts_during_a_stream_of_writes_holds_one_instant(start_server):
-    """One connection sets key c<t % KEYS> to t for t = 0, 1, 2, ... without pause; BGSAVE comes
-    from another connection in the middle. A point-in-time file holds KEYS consecutive values;
-    a key-by-key save of a moving data set would hold values from different moments."""
-    srv = start_server(options={"threads": 2})
-    c = client(srv)
-    c.config_set("rdb-key-save-delay", DELAY_US)
+def write_stream_around(srv, start, running, what):
+    """From another connection, sets key c<t % KEYS> to t for t = 0, 1, 2, ... without pause;
+    calls start() (which must return true) once 2 KEYS values are written, and stops once
+    2 KEYS more followed its reply, checking that running() still holds then. Returns how many
+    values were written."""
     stop = threading.Event()
     sent = [0]
 
@@ -138,13 +136,24 @@ def test_a_save_that_starts_during_a_stream_of_writes_holds_one_instant(start_se
     thread.start()
     try:
         wait_until(lambda: sent[0] >= 2 * KEYS, what="a first round of writes")
-        assert c.bgsave()
+        assert start()
         at_reply = sent[0]
-        wait_until(lambda: sent[0] >= at_reply + 2 * KEYS, what="writes during the save")
-        assert in_progress(c), "the save ended before the writes: raise DELAY_US"
+        wait_until(lambda: sent[0] >= at_reply + 2 * KEYS, what=f"writes during the {what}")
+        assert running(), f"the {what} ended before the writes: raise DELAY_US"
     finally:
         stop.set()
         thread.join()
+    return sent[0]
+
+
+def test_a_save_that_starts_during_a_stream_of_writes_holds_one_instant(start_server):
+    """One connection sets key c<t % KEYS> to t for t = 0, 1, 2, ... without pause; BGSAVE comes
+    from another connection in the middle. A point-in-time file holds KEYS consecutive values;
+    a key-by-key save of a moving data set would hold values from different moments."""
+    srv = start_server(options={"threads": 2})
+    c = client(srv)
+    c.config_set("rdb-key-save-delay", DELAY_US)
+    write_stream_around(srv, start=lambda: c.bgsave(), running=lambda: in_progress(c), what="save")
     c.config_set("rdb-key-save-delay", 0)
     finish_save(c)
     loaded = client(start_server(options={"dir": saved_copy(srv), "threads": 3}))
