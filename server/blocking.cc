@@ -98,8 +98,9 @@ awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
 }
 
 // Logs what serving a blocking pop did, holding its shards (server/aof.h).
-void LogServedPop(Server& server, const BlockedClient& client) {
+void LogServedPop(Server& server, BlockedClient& client, Args args) {
   if (!server.aof().enabled()) [[likely]] return;
+  if (client.command.empty()) client.command.assign(args.begin(), args.end());
   server.aof().Log(client.db, LoggedFormOfServedPop(client.command, client.reply));
 }
 
@@ -123,7 +124,7 @@ void ServeKey(Server& server, const engine::ReadyKey& ready) {
       result = client->serve(attempt);
       if (result == ServeResult::kServed) {
         client->ru += attempt.charge.ru;
-        LogServedPop(server, *client);
+        LogServedPop(server, *client, {});  // its command was kept when it began to wait
       }
     });
     if (result == ServeResult::kServed) {
@@ -269,7 +270,6 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   auto client = std::make_shared<BlockedClient>(co_await asio::this_coro::executor);
   client->db = c.session.db;
   client->resp = c.session.resp;
-  client->command.assign(c.args.begin(), c.args.end());
   client->serve = std::move(request.serve);
   std::vector<uint32_t> ids;
   for (std::string_view key : request.keys) ids.push_back(shards.ShardFor(key));
@@ -277,10 +277,11 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
     client->extra_shards.push_back(shards.ShardFor(*request.destination));
     ids.push_back(client->extra_shards.back());
   }
-  std::vector<std::string> waited = DistinctKeys(request.keys);
+  // What only a client that waits needs (the command for the log, its keys without repeats,
+  // its timer) is made once it is known to wait: most pops find their element.
+  std::vector<std::string> waited;
   // Blocking commands inside MULTI or a script answer at once, as if they had timed out.
   bool may_block = !ShardSet::InAtomicStep();
-  ArmBlockTimeout(*client, request.timeout_ms);
   ServeResult result = ServeResult::kNotReady;
   bool blocked = false;
   shards.RunHolding(ids, [&] {
@@ -290,10 +291,13 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
       ServeAttempt attempt{shards, shard, shard.db(client->db), key, now, server, *client};
       result = client->serve(attempt);
       c.charge.ru += attempt.charge.ru;
-      if (result == ServeResult::kServed) LogServedPop(server, *client);
+      if (result == ServeResult::kServed) LogServedPop(server, *client, c.args);
       if (result == ServeResult::kServed || result == ServeResult::kWrongType) return;
     }
     if (!may_block) return;
+    client->command.assign(c.args.begin(), c.args.end());
+    waited = DistinctKeys(request.keys);
+    ArmBlockTimeout(*client, request.timeout_ms);
     for (const std::string& key : waited) {
       uint32_t id = shards.ShardFor(key);
       registry.Add(id, client->db, key, client);
