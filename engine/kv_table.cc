@@ -19,7 +19,12 @@ uint64_t ReverseBits(uint64_t v) {
 }
 }  // namespace
 
-KvTable::~KvTable() { Clear(); }
+KvTable::~KvTable() {
+  Clear();
+  // A save may still be walking its views when a table goes (a dropped container's item
+  // index): the view then knows its table is gone, every entry having been written above.
+  if (observer_ != nullptr) observer_->table = nullptr;
+}
 
 KvTable::KvTable(KvTable&& other) noexcept { *this = std::move(other); }
 
@@ -242,6 +247,7 @@ size_t KvTable::DrainSome(size_t max, const std::function<void(Entry*)>& fn) {
       continue;
     }
     Entry* e = head;
+    Protect(e);
     head = e->next();
     fn(e);
     Entry::Destroy(e);

@@ -41,7 +41,8 @@ class PreWriteObserver {
   virtual ~PreWriteObserver() = default;
   // `e` is about to change or go (or the walk reached it) and was not written yet.
   virtual void SaveBeforeChange(const Entry* e) = 0;
-  // The table observed; KvTable's moves keep it current (SWAPDB moves a Db's table).
+  // The table observed; KvTable's moves keep it current (SWAPDB moves a Db's table), and its
+  // destructor resets it to nullptr (a dropped container's item index is freed mid-save).
   KvTable* table = nullptr;
 };
 
@@ -114,8 +115,8 @@ class KvTable {
 
   // Destroys every entry (protecting them first while a save runs).
   void Clear();
-  // Removes and destroys up to `max` entries, handing each to `fn` first; tears a large
-  // table down in slices. The table must not be used otherwise until it is empty.
+  // Removes and destroys up to `max` entries, handing each to `fn` first (and to a running
+  // save before that); tears a large table down in slices. The table must not be used otherwise until it is empty.
   size_t DrainSome(size_t max, const std::function<void(Entry*)>& fn);
   // Moves up to `buckets` buckets of an ongoing rehash; returns true if rehashing remains.
   bool RehashStep(size_t buckets);

@@ -52,10 +52,14 @@ void SnapshotWriter::Header(int64_t now_ms, uint64_t used_memory, bool aof_base)
 }
 
 void SnapshotWriter::Aux(std::string_view key, std::string_view value) {
-  buffer_.push_back(static_cast<char>(kOpcodeAux));
-  AppendStringEncoded(buffer_, key, options_.compress);
-  AppendStringEncoded(buffer_, value, options_.compress);
+  AppendAux(buffer_, key, value, options_.compress);
   MaybeFlush();
+}
+
+void AppendAux(std::string& out, std::string_view key, std::string_view value, bool compress) {
+  out.push_back(static_cast<char>(kOpcodeAux));
+  AppendStringEncoded(out, key, compress);
+  AppendStringEncoded(out, value, compress);
 }
 
 void SnapshotWriter::Function(std::string_view code) {
@@ -83,11 +87,7 @@ void AppendKeyRecord(std::string& out, const Entry* e, const SnapshotOptions& op
   out.push_back(value[0]);
   AppendStringEncoded(out, e->key(), options.compress);
   out.append(value, 1);
-  if (options.lapse_data && HasFieldTtls(e)) {
-    out.push_back(static_cast<char>(kOpcodeAux));
-    AppendStringEncoded(out, kAuxHashFieldTtls, options.compress);
-    AppendStringEncoded(out, HashFieldTtls(e), options.compress);
-  }
+  if (options.lapse_data && HasFieldTtls(e)) AppendAux(out, kAuxHashFieldTtls, HashFieldTtls(e), options.compress);
 }
 
 void AppendSelectDb(std::string& out, uint32_t db) {

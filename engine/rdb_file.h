@@ -106,6 +106,8 @@ struct SnapshotOptions {
 // One key record as SnapshotWriter::Key writes it (with its lapse-hfe AUX record), appended
 // to `out`: a background save encodes keys into per-shard buffers (engine/snapshot.h).
 void AppendKeyRecord(std::string& out, const Entry* e, const SnapshotOptions& options);
+// One AUX record (a background save's item batches, engine/snapshot.h).
+void AppendAux(std::string& out, std::string_view key, std::string_view value, bool compress);
 // SELECTDB alone, without RESIZEDB (which Redis and lapse both treat as optional).
 void AppendSelectDb(std::string& out, uint32_t db);
 

@@ -3,25 +3,20 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/item_store.h"
 #include "engine/shard.h"
 
 namespace lapse::engine {
 
-// The hold on one database's table: writes what the hook hands it, and remembers how far the
-// walk got. It follows its table, not its database slot: SWAPDB moves tables between slots,
-// and the keys are still written under the database number they had at the start.
-class ShardSnapshot::DbView final : public PreWriteObserver {
+// One observed table and how far the walk got in it.
+class ShardSnapshot::WalkedTable : public PreWriteObserver {
  public:
-  DbView(ShardSnapshot& owner, uint32_t db) : owner_(owner), db_(db) {}
-
-  void SaveBeforeChange(const Entry* e) override {
-    if (Db::IsExpired(e, owner_.start_ms_)) return;  // already gone at the start
-    owner_.Append(db_, e);
-  }
+  explicit WalkedTable(ShardSnapshot& owner) : owner_(owner) {}
 
   // One walk step; true when this table is done.
   bool Step(size_t* visited) {
     if (done_) return true;
+    if (table == nullptr) return done_ = true;  // freed, after writing every entry it had
     cursor_ = table->SnapshotScan(cursor_, visited);
     if (cursor_ == 0) {
       table->EndSnapshot();
@@ -31,11 +26,49 @@ class ShardSnapshot::DbView final : public PreWriteObserver {
   }
   bool done() const { return done_; }
 
- private:
+ protected:
   ShardSnapshot& owner_;
-  uint32_t db_;
+
+ private:
   uint64_t cursor_ = 0;
   bool done_ = false;
+};
+
+// The hold on one database's table: writes what the hook hands it. It follows its table, not
+// its database slot: SWAPDB moves tables between slots, and the keys are still written under
+// the database number they had at the start.
+class ShardSnapshot::DbView final : public WalkedTable {
+ public:
+  DbView(ShardSnapshot& owner, uint32_t db) : WalkedTable(owner), db_(db) {}
+
+  void SaveBeforeChange(const Entry* e) override {
+    if (Db::IsExpired(e, owner_.start_ms_)) return;  // already gone at the start
+    owner_.Append(db_, e);
+  }
+
+ private:
+  uint32_t db_;
+};
+
+// The hold on one container part's item index. Like DbView, it keeps the database and name
+// the container had at the start (SWAPDB and CMOVE move parts), and the container's default
+// time to live of that instant, which decides the items already expired then.
+class ShardSnapshot::ItemView final : public WalkedTable {
+ public:
+  ItemView(ShardSnapshot& owner, uint32_t db, const ContainerPart& part)
+      : WalkedTable(owner), db(db), container(part.info->name), default_ttl_(part.default_ttl()) {}
+
+  void SaveBeforeChange(const Entry* e) override {
+    const Item& item = ItemStore::ItemIn(e);
+    if (item.Expired(default_ttl_, owner_.start_ms_)) return;
+    owner_.AppendItem(*this, item);
+  }
+
+  const uint32_t db;
+  const std::string container;
+
+ private:
+  int64_t default_ttl_;
 };
 
 ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms,
@@ -45,6 +78,11 @@ ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t
     views_.push_back(std::make_unique<DbView>(*this, static_cast<uint32_t>(db)));
     shard.db(db).BeginSnapshot(views_.back().get());
   }
+  if (!options_.lapse_data || encoder_) return;
+  shard.items().ForEachLivePart([&](uint32_t db, ContainerPart& part) {
+    views_.push_back(std::make_unique<ItemView>(*this, db, part));
+    part.index.BeginSnapshot(views_.back().get());
+  });
 }
 
 // The saving thread always finishes the walk before letting go (Discard on failure): a view
@@ -86,8 +124,33 @@ void ShardSnapshot::Append(uint32_t db, const Entry* e) {
   peak_buffer_bytes_ = std::max(peak_buffer_bytes_, records_.size());
 }
 
+void ShardSnapshot::AppendItem(const ItemView& view, const Item& item) {
+  std::lock_guard lock(mu_);
+  if (discard_) return;
+  if (batch_view_ != &view) {
+    FlushItemBatchLocked();
+    batch_view_ = &view;
+  }
+  rdb::AppendItem(item_batch_, item.id, item.members, item.ttl, item.last_write_ms, item.etag);
+  ++item_batch_count_;
+  ++items_written_;
+  peak_buffer_bytes_ = std::max(peak_buffer_bytes_, records_.size() + item_batch_.size());
+}
+
+void ShardSnapshot::FlushItemBatchLocked() {
+  if (item_batch_count_ > 0) {
+    rdb::AppendAux(records_, rdb::kAuxItems,
+                   rdb::EncodeItemsHeader(batch_view_->db, batch_view_->container, item_batch_count_) + item_batch_,
+                   options_.compress);
+  }
+  item_batch_.clear();
+  item_batch_count_ = 0;
+  batch_view_ = nullptr;
+}
+
 void ShardSnapshot::TakeRecords(std::string* out) {
   std::lock_guard lock(mu_);
+  FlushItemBatchLocked();
   out->append(records_);
   records_.clear();
   // The next records may follow another shard's in the file: name their database again.
@@ -99,11 +162,19 @@ void ShardSnapshot::Discard() {
   discard_ = true;
   records_.clear();
   records_.shrink_to_fit();
+  item_batch_.clear();
+  item_batch_.shrink_to_fit();
+  item_batch_count_ = 0;
 }
 
 uint64_t ShardSnapshot::keys_written() const {
   std::lock_guard lock(mu_);
   return keys_written_;
+}
+
+uint64_t ShardSnapshot::items_written() const {
+  std::lock_guard lock(mu_);
+  return items_written_;
 }
 
 size_t ShardSnapshot::peak_buffer_bytes() const {

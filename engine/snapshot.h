@@ -14,6 +14,15 @@
 // entry rather than per bucket (an entry carries a mark bit that costs no space), which lets
 // resizes go on during the save.
 //
+// Items (engine/item_store.h) are kept the same way: each live container part's index is a
+// KvTable, observed like a database's table, and an item is written, as it was at the start,
+// when its first change or the walk reaches it. Items already expired at the start (under
+// their container's DefaultTimeToLive of that instant) are skipped. They go into the file in
+// batches, as the AUX records a synchronous save writes; their containers' settings are
+// written by the caller, as captured at the start. A container dropped during the save has
+// its items written as its part is drained. Only the RDB form observes items (the command
+// form of an AOF base has its own copy of them).
+//
 // The records go to an in-memory buffer that the saving thread drains into the file after
 // every slice (TakeRecords), so the buffer holds at most what writers pre-empted since the
 // last drain: that is the save's whole memory overhead, besides one slice's encoding.
@@ -38,6 +47,7 @@
 namespace lapse::engine {
 
 class Shard;
+struct Item;
 
 // How the walk writes one key, and the switch to another database before it. Called on
 // whichever thread holds the shard, so it keeps no state between calls.
@@ -71,23 +81,35 @@ class ShardSnapshot {
   void Discard();
 
   uint64_t keys_written() const;
+  uint64_t items_written() const;
   // The most bytes the record buffer held at once (the save's memory overhead, INFO).
   size_t peak_buffer_bytes() const;
 
  private:
+  class WalkedTable;
   class DbView;
+  class ItemView;
   void Append(uint32_t db, const Entry* e);
+  void AppendItem(const ItemView& view, const Item& item);
+  // Holding mu_: the batch of items under way becomes one AUX record in records_.
+  void FlushItemBatchLocked();
 
   rdb::SnapshotOptions options_;
   int64_t start_ms_;
   std::shared_ptr<const RecordEncoder> encoder_;
-  std::vector<std::unique_ptr<DbView>> views_;
+  std::vector<std::unique_ptr<WalkedTable>> views_;  // the databases' tables, then the items'
 
   mutable std::mutex mu_;
   std::string records_;
   int64_t current_db_ = -1;  // the database of the last record in records_, -1: none yet
   bool discard_ = false;
   uint64_t keys_written_ = 0;
+  uint64_t items_written_ = 0;
+  // Items of one container part, encoded as a batch (rdb::AppendItem) until another part's
+  // item or TakeRecords ends it.
+  const ItemView* batch_view_ = nullptr;
+  std::string item_batch_;
+  size_t item_batch_count_ = 0;
   size_t peak_buffer_bytes_ = 0;
 };
 

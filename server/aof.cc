@@ -370,7 +370,8 @@ bool AppendOnlyFile::SnapshotAndSwitch(RewriteBase* base, std::string* error) {
       }
       base->seq = base_seq_ + 1;
     }
-    // No key is copied here: the view is a few pointers per table (the items excepted).
+    // No key is copied here: the view is a few pointers per table (a base of commands copies
+    // the items).
     int64_t start_ms = server_.clock().NowMs();
     if (base->rdb) {
       base->view = persistence.BeginAofBaseView(nullptr, start_ms, "");

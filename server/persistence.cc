@@ -176,37 +176,29 @@ std::vector<engine::rdb::ContainerRecord> CaptureContainers(engine::ContainerCat
   return out;
 }
 
-// The containers as lapse-only AUX records, handed to `aux`: one per container, then its
-// items in batches of at most one slice per shard. Sliced (BGSAVE), items are read as each
-// slice meets them (per item, not point in time: engine/item_store.h has no pre-write hook);
-// otherwise the caller holds every shard.
+// The containers as lapse-only AUX records, handed to `aux`: one per container, then, with
+// `items`, its items in batches of at most one shard's part. The caller holds every shard.
+// A background save passes no `items`: its walk writes them (engine/snapshot.h).
 using AuxFn = std::function<void(std::string_view key, std::string value)>;
 void WriteContainers(ShardSet& shards, const std::vector<engine::rdb::ContainerRecord>& containers, const AuxFn& aux,
-                     engine::Clock& clock, bool sliced) {
+                     engine::Clock& clock, bool items) {
   for (const engine::rdb::ContainerRecord& c : containers) {
     aux(engine::rdb::kAuxContainer, engine::rdb::EncodeContainer(c));
+    if (!items) continue;
     for (uint32_t id = 0; id < shards.size(); ++id) {
+      engine::Shard& shard = shards.shard(id);
+      engine::ContainerPart* part = shard.items().Find(c.db, c.name);
+      if (part == nullptr) continue;
+      std::string batch;
+      size_t count = 0;
       uint64_t cursor = 0;
-      auto slice = [&](engine::Shard& shard) {
-        engine::ContainerPart* part = shard.items().Find(c.db, c.name);
-        if (part == nullptr) return void(cursor = 0);
-        std::string batch;
-        size_t count = 0;
-        cursor = shard.items().Scan(*part, cursor, clock.NowMs(), sliced ? 256 : SIZE_MAX / 2,
-                                    [&](const engine::Item& item) {
-                                      engine::rdb::AppendItem(batch, item.id, item.members, item.ttl,
-                                                              item.last_write_ms, item.etag);
-                                      ++count;
-                                    });
-        if (count > 0) aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(c.db, c.name, count) + batch);
-      };
       do {
-        if (sliced) {
-          shards.WithShard(id, slice);
-        } else {
-          slice(shards.shard(id));
-        }
+        cursor = shard.items().Scan(*part, cursor, clock.NowMs(), SIZE_MAX / 2, [&](const engine::Item& item) {
+          engine::rdb::AppendItem(batch, item.id, item.members, item.ttl, item.last_write_ms, item.etag);
+          ++count;
+        });
       } while (cursor != 0);
+      if (count > 0) aux(engine::rdb::kAuxItems, engine::rdb::EncodeItemsHeader(c.db, c.name, count) + batch);
     }
   }
 }
@@ -277,7 +269,7 @@ bool Persistence::Serialise(engine::rdb::Sink& sink, const Settings& s) {
   if (s.rdb_lapse_data) {
     WriteContainers(
         shards, CaptureContainers(server_.containers(), databases),
-        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), false);
+        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), true);
   }
   return writer.Finish();
 }
@@ -331,16 +323,10 @@ std::unique_ptr<Persistence::BackgroundView> Persistence::BeginAofBaseView(
   view->aof_base = true;
   view->start_ms = start_ms;
   CaptureView(*view, encoder);
-  if (encoder) {
-    view->container_commands = std::move(containers);
-  } else {
-    // The items as they are now, copied: a replay of the new increment (IPUT ... REPLAYED,
-    // IDEL, ...) must start from exactly this state, and items have no pre-write hook.
-    WriteContainers(
-        server_.shards(), view->containers,
-        [&](std::string_view key, std::string value) { view->container_aux.emplace_back(key, std::move(value)); },
-        server_.clock(), false);
-  }
+  // The RDB form writes the containers' settings as a BGSAVE does, and the walk their items
+  // as they are now: a replay of the new increment (IPUT ... REPLAYED, IDEL, ...) must start
+  // from exactly this state.
+  if (encoder) view->container_commands = std::move(containers);
   return view;
 }
 
@@ -412,12 +398,10 @@ bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView&
     writer.Records(bytes);
     return !writer.failed();
   });
-  if (view.aof_base) {
-    for (const auto& [key, value] : view.container_aux) writer.Aux(key, value);
-  } else if (s.rdb_lapse_data) {
+  if (s.rdb_lapse_data) {
     WriteContainers(
         server_.shards(), view.containers,
-        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), true);
+        [&](std::string_view key, std::string value) { writer.Aux(key, value); }, server_.clock(), false);
   }
   return writer.Finish();
 }

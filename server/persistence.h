@@ -100,8 +100,7 @@ class Persistence {
     std::shared_ptr<const engine::RecordEncoder> encoder;  // null: RDB records
     std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
     std::vector<std::string> functions;
-    std::vector<engine::rdb::ContainerRecord> containers;  // BGSAVE: items are read later
-    std::vector<std::pair<std::string, std::string>> container_aux;  // RDB base: copied
+    std::vector<engine::rdb::ContainerRecord> containers;  // settings; the walk writes the items
     std::string container_commands;  // base of commands: copied
     std::vector<std::pair<uint64_t, uint64_t>> counts;  // keys and volatile keys per database
     uint64_t changes = 0;  // the changes counter at the instant: what the save covers

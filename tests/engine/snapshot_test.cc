@@ -2,7 +2,9 @@
 // are overwritten, deleted, created, expired, renamed, moved, flushed, swapped, edited in
 // place (hash fields, field TTLs, list pushes) and the table grows and shrinks, between walk
 // slices and before the walk reaches them. The file loads back to exactly the keys and
-// values of the start, each key written once; a later save sees the later state.
+// values of the start, each key written once; a later save sees the later state. Items of
+// containers are held to the same rule: replaced, deleted, created, expired and reclaimed,
+// moved to another database and dropped with their container during the walk.
 #include "engine/snapshot.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 
 #include "engine/collection.h"
 #include "engine/container.h"
+#include "engine/item_store.h"
 #include "engine/list.h"
 #include "engine/shard.h"
 
@@ -27,11 +30,25 @@ class Loaded final : public rdb::LoadTarget {
  public:
   Loaded() : dbs{Db(kStart), Db(kStart)} {}
   Db* DbFor(uint32_t db, std::string_view) override { return db < kDatabases ? &dbs[db] : nullptr; }
+  bool OnLapseAux(std::string_view key, std::string_view value, int64_t) override {
+    if (key != rdb::kAuxItems) return true;
+    uint32_t db;
+    std::string container;
+    std::vector<rdb::ItemRecord> batch;
+    if (!rdb::DecodeItems(value, &db, &container, &batch)) return false;
+    for (rdb::ItemRecord& item : batch) {
+      std::string where = std::to_string(db) + "/" + container + "/" + item.id;
+      if (!items.emplace(where, std::move(item.members)).second) ++items_written_twice;
+    }
+    return true;
+  }
   std::string Value(uint32_t db, std::string_view key) {
     Entry* e = dbs[db].Find(key, kStart);
     return e == nullptr ? "<none>" : std::string(e->value());
   }
   Db dbs[kDatabases];
+  std::map<std::string, std::string> items;  // "db/container/id" -> members
+  int items_written_twice = 0;
 };
 
 class SnapshotTest : public ::testing::Test {
@@ -41,6 +58,16 @@ class SnapshotTest : public ::testing::Test {
   Db& db(size_t i) { return shard_.db(i); }
   void PutString(size_t d, const std::string& key, const std::string& value, int64_t deadline = kNoDeadline) {
     db(d).Put(key, value, ValueType::kString, deadline, now_);
+  }
+
+  // Writes item `id` of container `name` (database `d`) whose members are `"v":payload`.
+  void PutItem(uint32_t d, const std::string& name, const std::string& id, const std::string& payload,
+               int64_t written_ms) {
+    ParsedItem body;
+    body.members = "\"v\":" + payload;
+    body.ttl = kNoItemTtl;
+    ContainerPart* part = shard_.items().FindOrCreate(d, name);
+    ASSERT_TRUE(shard_.items().Put(*part, id, std::move(body), PutCondition::kAlways, std::nullopt, written_ms).written);
   }
 
   void Begin() { snapshot_ = std::make_unique<ShardSnapshot>(shard_, rdb::SnapshotOptions{}, kStart); }
@@ -234,6 +261,81 @@ TEST_F(SnapshotTest, ADiscardedSaveStillLeavesTheNextOneWhole) {
   FinishAndLoad(back, &stats);
   EXPECT_EQ(stats.keys_loaded, 100u);
   EXPECT_EQ(back.Value(0, "k1"), "changed");
+}
+
+TEST_F(SnapshotTest, ItemsKeepTheirStartStateWhateverHappensDuringTheWalk) {
+  catalog_.FindOrCreate(0, "c")->default_ttl.store(-1);  // on, nothing expires by default
+  catalog_.FindOrCreate(0, "short")->default_ttl.store(10);
+  catalog_.FindOrCreate(0, "gone")->default_ttl.store(-1);
+  catalog_.FindOrCreate(0, "moved")->default_ttl.store(-1);
+  for (int i = 0; i < 300; ++i) PutItem(0, "c", "i" + std::to_string(i), "0", now_);
+  PutItem(0, "short", "expired-at-start", "0", kStart - 10'000);  // due exactly at the start
+  PutItem(0, "short", "expires-during", "0", kStart - 5'000);
+  for (int i = 0; i < 50; ++i) PutItem(0, "gone", "g" + std::to_string(i), "0", now_);
+  for (int i = 0; i < 20; ++i) PutItem(0, "moved", "m" + std::to_string(i), "0", now_);
+  Begin();
+  ASSERT_FALSE(Slice(30));
+  now_ = kStart + 6'000;
+  ContainerPart& c = *shard_.items().Find(0, "c");
+  for (int i = 0; i < 300; i += 3) PutItem(0, "c", "i" + std::to_string(i), "1", now_);  // replace
+  for (int i = 1; i < 300; i += 3) ASSERT_TRUE(shard_.items().Delete(c, "i" + std::to_string(i), now_));
+  for (int i = 0; i < 100; ++i) PutItem(0, "c", "new" + std::to_string(i), "1", now_);  // create
+  catalog_.FindOrCreate(0, "short")->default_ttl.store(-1);  // CSETTTL: the start's setting decides
+  catalog_.FindOrCreate(0, "short")->default_ttl.store(10);
+  auto admit_all = [](const Item&) { return true; };
+  while (shard_.items().Reclaim(now_, 1000, admit_all)) {  // "expires-during" goes now
+  }
+  ASSERT_EQ(shard_.items().Get(*shard_.items().Find(0, "short"), "expires-during", now_), nullptr);
+  ASSERT_FALSE(Slice(30));
+  ASSERT_TRUE(catalog_.Move("moved", 0, 1));  // CMOVE: the file keeps the start's database
+  shard_.items().MoveToDb("moved", 0, 1);
+  PutItem(1, "moved", "m0", "1", now_);
+  ASSERT_TRUE(catalog_.Drop(0, "gone"));  // CDELETE: its items are written as they are freed
+  while (shard_.items().Reclaim(now_, 7, admit_all)) {
+  }
+  Loaded back;
+  rdb::LoadStats stats;
+  FinishAndLoad(back, &stats);
+  EXPECT_EQ(back.items_written_twice, 0);
+  EXPECT_EQ(back.items.size(), 300u + 1 + 50 + 20);
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(back.items["0/c/i" + std::to_string(i)], "\"v\":0") << i;
+  EXPECT_EQ(back.items.count("0/c/new0"), 0u);
+  EXPECT_EQ(back.items.count("0/short/expired-at-start"), 0u);
+  EXPECT_EQ(back.items["0/short/expires-during"], "\"v\":0");
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(back.items.count("0/gone/g" + std::to_string(i)), 1u) << i;
+  EXPECT_EQ(back.items["0/moved/m0"], "\"v\":0");
+
+  // The next save sees what the walk did not write.
+  Begin();
+  Loaded next;
+  stats = {};
+  FinishAndLoad(next, &stats);
+  EXPECT_EQ(next.items["0/c/i0"], "\"v\":1");
+  EXPECT_EQ(next.items.count("0/c/i1"), 0u);
+  EXPECT_EQ(next.items.count("0/c/new99"), 1u);
+  EXPECT_EQ(next.items.count("0/gone/g0"), 0u);
+  EXPECT_EQ(next.items["1/moved/m0"], "\"v\":1");
+}
+
+TEST_F(SnapshotTest, ADiscardedSaveWritesNoItems) {
+  catalog_.FindOrCreate(0, "c")->default_ttl.store(-1);
+  for (int i = 0; i < 100; ++i) PutItem(0, "c", "i" + std::to_string(i), "0", now_);
+  Begin();
+  ASSERT_FALSE(Slice(10));
+  snapshot_->Discard();
+  records_.clear();
+  uint64_t written = snapshot_->items_written();
+  PutItem(0, "c", "i99", "1", now_);  // pre-empted while discarding: written nowhere
+  while (!Slice(10)) {
+  }
+  EXPECT_TRUE(records_.empty());
+  EXPECT_EQ(snapshot_->items_written(), written);
+  Begin();
+  Loaded back;
+  rdb::LoadStats stats;
+  FinishAndLoad(back, &stats);
+  EXPECT_EQ(back.items.size(), 100u);
+  EXPECT_EQ(back.items["0/c/i99"], "\"v\":1");
 }
 
 }  // namespace

@@ -160,8 +160,9 @@ def test_a_rewrite_asked_for_during_a_bgsave_is_scheduled(start_server, tmp_path
 @pytest.mark.lapse_only
 @pytest.mark.parametrize("preamble", ["yes", "no"], ids=["rdb-base", "command-base"])
 def test_item_edits_during_a_rewrite_survive_a_restart(start_server, tmp_path, preamble):
-    """Items have no pre-write hook: the rewrite copies them at its instant, while it holds
-    every shard. The base alone holds them as they were then; base plus increment as they are."""
+    """The base holds the items as they were at the rewrite's instant (an RDB base through the
+    walk's pre-write hook, a base of commands through a copy made holding every shard); base
+    plus increment holds them as they are."""
     options = aof_options(tmp_path, threads=2, **{"aof-use-rdb-preamble": preamble})
     srv = up(start_server, options=options)
     c = client(srv)

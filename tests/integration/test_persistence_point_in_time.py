@@ -1,6 +1,7 @@
 """BGSAVE is a point-in-time snapshot (issue 17, "Fork-less"): the file holds the data set as
 it was when BGSAVE replied, whatever clients change while it is being written: overwrites,
-deletions, new keys, expiry, RENAME, MOVE, FLUSHDB, SWAPDB, collections edited in place.
+deletions, new keys, expiry, RENAME, MOVE, FLUSHDB, SWAPDB, collections edited in place, and
+lapse's items (replaced, deleted, created, their container dropped or moved).
 
 rdb-key-save-delay (Redis's own test knob: microseconds per key) slows the save down so that
 it surely overlaps the writes, and each test checks that it did (the save was still running
@@ -15,10 +16,11 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import redis
 
 from lapse_harness import wait_until
-from test_persistence_rdb import client, contents
+from test_persistence_rdb import client, contents, lapse_view
 
 KEYS = 3000
 DELAY_US = 1000  # a save of KEYS keys takes about KEYS * DELAY_US
@@ -160,3 +162,41 @@ def test_a_save_that_starts_during_a_stream_of_writes_holds_one_instant(start_se
     values = sorted(int(loaded.get(f"c{i}")) for i in range(KEYS))
     assert loaded.dbsize() == KEYS
     assert values == list(range(values[0], values[0] + KEYS)), (values[:3], values[-3:])
+
+
+@pytest.mark.lapse_only
+def test_bgsave_writes_items_as_they_were_when_bgsave_replied(start_server):
+    srv = start_server(options={"threads": 2})
+    c = client(srv)
+    c.execute_command("CSETTTL", "carts", -1)
+    c.execute_command("CSETTTL", "doomed", -1)
+    c.execute_command("CSETTTL", "travels", 3600)
+    pipe = c.pipeline(transaction=False)
+    for i in range(1000):  # keys too: a save that wrote items after the keys would see the writes
+        pipe.set(f"k{i}", i)
+    for i in range(KEYS):
+        pipe.execute_command("IPUT", "carts", f"c{i}", f'{{"v":0,"n":{i}}}')
+    for i in range(100):
+        pipe.execute_command("IPUT", "doomed", f"d{i}", '{"v":0}')
+        pipe.execute_command("IPUT", "travels", f"t{i}", '{"v":0,"ttl":600}')
+    pipe.execute()
+    expected = lapse_view(c)
+    c.config_set("rdb-key-save-delay", DELAY_US)
+    assert c.bgsave()
+    pipe = c.pipeline(transaction=False)
+    for i in range(0, KEYS, 3):
+        pipe.execute_command("IPUT", "carts", f"c{i}", '{"v":1}')
+        pipe.execute_command("IDEL", "carts", f"c{i + 1}")
+        pipe.execute_command("IPUT", "carts", f"new{i}", '{"v":1}')
+    pipe.execute()
+    assert c.execute_command("CDROP", "doomed") == 1
+    assert c.execute_command("CMOVE", "travels", 2) == 1
+    c.select(2)
+    c.execute_command("IPUT", "travels", "t0", '{"v":1}')
+    c.select(0)
+    assert in_progress(c), "the save ended before the writes: raise DELAY_US"
+    assert c.execute_command("IGET", "carts", "c0") is not None  # the writes did happen
+    c.config_set("rdb-key-save-delay", 0)
+    finish_save(c)
+    loaded = client(start_server(options={"dir": saved_copy(srv), "threads": 3}))
+    assert lapse_view(loaded) == expected
