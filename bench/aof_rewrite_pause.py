@@ -9,10 +9,13 @@ then:
     trip seen is the pause a client meets (median over --rewrites rewrites, and the worst);
   - GET p99 / max: `redis-benchmark -t get -r N -c 20` once without a rewrite and once while a
     thread starts a new BGREWRITEAOF as soon as the previous one ends.
-Runs Debian's redis-server (fork) the same way for comparison.
+Runs Debian's redis-server (fork) the same way for comparison. `--items M` also fills M
+items of a lapse container (lapse alone: Redis has no items), whose base an RDB-preamble
+rewrite used to copy while holding every shard.
 
   bench/aof_rewrite_pause.py --keys 1000000 --requests 300000
   bench/aof_rewrite_pause.py --no-redis --lapse-label "lapse (main)" --lapse /tmp/main/lapse-server
+  bench/aof_rewrite_pause.py --no-redis --keys 100000 --items 500000 --requests 100000
 """
 import argparse
 import csv
@@ -44,6 +47,19 @@ def start(binary, data_dir, port):
         except (redis.ConnectionError, redis.BusyLoadingError):
             time.sleep(0.01)
     raise RuntimeError("server did not start")
+
+
+def fill_items(port, items):
+    """Items c<i> of container "bench", each a 40-byte JSON document."""
+    batch = 100_000
+    for start in range(0, items, batch):
+        lines = []
+        for i in range(start, min(items, start + batch)):
+            doc = f'{{"user":"u{i}","cart":[1,2,3],"n":{i}}}'
+            lines.append(f"*4\r\n$4\r\nIPUT\r\n$5\r\nbench\r\n${len(str(i)) + 1}\r\nc{i}\r\n"
+                         f"${len(doc)}\r\n{doc}\r\n")
+        subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input="".join(lines).encode(),
+                       stdout=subprocess.DEVNULL, check=True)
 
 
 def rewriting(c):
@@ -81,12 +97,16 @@ def get_latency(port, keys, requests):
     return float(row["p99_latency_ms"]), float(row["max_latency_ms"])
 
 
-def measure(binary, keys, requests, rewrites):
+def measure(binary, keys, requests, rewrites, items):
     data_dir = tempfile.mkdtemp(prefix="aof-pause-")
     port = free_port()
     proc, c = start(binary, data_dir, port)
     try:
         fill(port, keys)
+        if items:
+            fill_items(port, items)
+        while rewriting(c):  # an automatic rewrite the fill started
+            time.sleep(0.01)
         pauses = [one_rewrite_pause(port, c) for _ in range(rewrites)]
         base = get_latency(port, keys, requests)
         stop = threading.Event()
@@ -123,13 +143,17 @@ def main():
     ap.add_argument("--lapse-label", default="lapse", help="its row's name (to compare two builds)")
     ap.add_argument("--redis", default=shutil.which("redis-server") or "redis-server")
     ap.add_argument("--no-redis", action="store_true", help="lapse alone")
+    ap.add_argument("--items", type=int, default=0, help="lapse container items to add (needs --no-redis)")
     args = ap.parse_args()
+    if args.items and not args.no_redis:
+        ap.error("--items needs --no-redis: Redis has no items")
     print("| server | pause ms (median / worst of one client) | GET p99 ms no rewrite | GET p99 ms during | "
           "GET max ms no rewrite | GET max ms during | rewrites during |")
     print("|---|---|---|---|---|---|---|")
     servers = [("redis", args.redis)] if not args.no_redis else []
     for kind, binary in servers + [(args.lapse_label, args.lapse)]:
-        pauses, (p99, mx), (p99_during, mx_during), count = measure(binary, args.keys, args.requests, args.rewrites)
+        pauses, (p99, mx), (p99_during, mx_during), count = measure(binary, args.keys, args.requests, args.rewrites,
+                                                                    args.items)
         print(f"| {kind} | {statistics.median(pauses):.1f} / {max(pauses):.1f} | {p99:.3f} | {p99_during:.3f} | "
               f"{mx:.1f} | {mx_during:.1f} | {count} |", flush=True)
 
