@@ -12,14 +12,13 @@ against redis-server 7.0.15 (LAPSE_TARGET=redis), whose fork gives the same guar
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from lapse_harness import RespError as E
 from lapse_harness import wait_until
 from test_persistence_aof import MANIFEST, aof_options, client, info_persistence, items_state, state, up
-from test_persistence_point_in_time import DELAY_US, KEYS, fill, mutate, write_stream_around
+from test_persistence_point_in_time import DELAY_US, KEYS, fill, write_stream_around, writes_during
 
 DATABASES = (0, 1, 2)
 
@@ -49,17 +48,8 @@ def base_alone(start_server, tmp_path, preamble: str):
 
 
 def rewrite_under_writes(srv, c):
-    """Fills the server, starts a slowed rewrite, then edits every type from two connections
-    and swaps two databases while it runs; returns the data set as it was at the start."""
-    fill(c)
-    at_start = state(srv, DATABASES)
-    c.config_set("rdb-key-save-delay", DELAY_US)
-    assert c.bgrewriteaof()
-    with ThreadPoolExecutor(2) as pool:
-        for done in [pool.submit(mutate, srv.port, part) for part in (0, 1)]:
-            done.result()  # raises what the thread raised
-    c.swapdb(0, 2)
-    return at_start
+    """A slowed rewrite while every type is edited (writes_during); the data set at its start."""
+    return writes_during(srv, c, c.bgrewriteaof, lambda: state(srv, DATABASES))
 
 
 @pytest.mark.parametrize("preamble", ["yes", "no"], ids=["rdb-base", "command-base"])

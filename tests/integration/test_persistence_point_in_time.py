@@ -93,17 +93,25 @@ def mutate(port, part):
         c.set("db1:after", "1")
 
 
-def test_bgsave_writes_the_data_set_as_it_was_when_bgsave_replied(start_server):
-    srv = start_server(options={"threads": 2})
-    c = client(srv)
+def writes_during(srv, c, start, data_set):
+    """Fills the server, slows saving down, calls start() (which must return true), then edits
+    every type from two connections and swaps databases 0 and 2 while it runs; returns
+    data_set() as it was before start()."""
     fill(c)
-    expected = contents(c, databases=(0, 1, 2))
+    at_start = data_set()
     c.config_set("rdb-key-save-delay", DELAY_US)
-    assert c.bgsave()
+    assert start()
     with ThreadPoolExecutor(2) as pool:
         for done in [pool.submit(mutate, srv.port, part) for part in (0, 1)]:
             done.result()  # raises what the thread raised
     c.swapdb(0, 2)
+    return at_start
+
+
+def test_bgsave_writes_the_data_set_as_it_was_when_bgsave_replied(start_server):
+    srv = start_server(options={"threads": 2})
+    c = client(srv)
+    expected = writes_during(srv, c, c.bgsave, lambda: contents(c, databases=(0, 1, 2)))
     assert in_progress(c), "the save ended before the writes: raise DELAY_US"
     c.select(2)
     assert c.get("k0") == b"1:0"  # the writes did happen (and SWAPDB moved them to db 2)

@@ -17,6 +17,7 @@ import pytest
 from conftest import single_server
 from lapse_harness import RespError as E
 from lapse_harness import RawClient
+from test_scripting import start_busy_server
 
 server = single_server(threads=2)
 
@@ -33,10 +34,7 @@ def sha1(text):
 
 @pytest.fixture
 def one_thread(start_server):
-    srv = start_server(options={"threads": 1})
-    with srv.client() as c:
-        assert c.call("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
-    return srv
+    return start_busy_server(start_server, 1)
 
 
 def start_busy(srv, script):

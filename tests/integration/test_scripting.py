@@ -590,12 +590,17 @@ def busy_client(srv, expected, timeout=10.0):
         time.sleep(0.1)
 
 
-@pytest.fixture
-def busy_server(start_server):
-    srv = start_server(options={"threads": 4})
+def start_busy_server(start_server, threads):
+    """A server whose scripts count as busy after 100 ms (busy-reply-threshold)."""
+    srv = start_server(options={"threads": threads})
     with srv.client() as c:
         assert c.call("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
     return srv
+
+
+@pytest.fixture
+def busy_server(start_server):
+    return start_busy_server(start_server, 4)
 
 
 def test_a_busy_script_gets_busy_replies_and_script_kill_stops_it(busy_server):
