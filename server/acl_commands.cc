@@ -10,6 +10,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/help_reply.h"
+#include "server/script_undo.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -22,8 +23,11 @@ void RecordAclRefusal(Server& server, const ClientSession& session, std::string 
   int64_t now = server.clock().NowMs();
   std::string info = server.clients().Describe(now, session.info->id);
   if (!info.empty() && info.back() == '\n') info.pop_back();
-  server.acl().Log(AclLogEntry{1, std::move(reason), std::move(context), std::move(object), std::move(username), now,
-                               std::move(info)});
+  AclLogEntry entry{1, std::move(reason), std::move(context), std::move(object), std::move(username), now,
+                    std::move(info)};
+  // A script that may still start over logs the refusal only once its run counts.
+  if (ScriptUndo* undo = ActiveScriptUndo()) return undo->HoldAclRefusal(std::move(entry));
+  server.acl().Log(std::move(entry));
 }
 
 std::string RefuseForAcl(Server& server, const ClientSession& session, const AclDenial& denial, std::string context) {

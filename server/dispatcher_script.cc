@@ -136,6 +136,7 @@ void Dispatcher::CommitScriptUndo(ScriptUndo& undo) {
   }
   tracking_context_.in_script = outer_in_script;
   for (const std::string& line : undo.TakeErrors()) server_.error_stats().CountIfError(line, 0);
+  for (AclLogEntry& entry : undo.TakeAclRefusals()) server_.acl().Log(std::move(entry));
   if (double ru = undo.TakeCharge(); ru > 0) {
     RequestCharge charge;
     charge.ru = ru;

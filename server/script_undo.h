@@ -15,8 +15,8 @@
 //  - the side effects that would tell the world what the script did before it is done, held
 //    back instead of emitted: keyspace notifications and client-side-caching invalidations
 //    (keyspace_events.h), the per-command statistics, the slow log and MONITOR lines of its
-//    commands, their error counts and the request units they cost (charged once the run
-//    counts).
+//    commands, their error counts, the ACL LOG entries of the commands ACL refused, and the
+//    request units they cost (charged once the run counts).
 // The log of the append-only file needs nothing here: a script's writes are collected on
 // its thread and written at the step's end (server/aof.h); a rollback discards them. Blocked
 // clients are served after the step (the ready keys it added are dropped on a rollback).
@@ -46,6 +46,7 @@
 
 #include "engine/key_image.h"
 #include "engine/shard.h"
+#include "server/acl.h"
 #include "server/command_table.h"
 #include "server/shard_set.h"
 
@@ -101,6 +102,7 @@ class ScriptUndo {
   }
   void HoldCall(HeldCall call) { calls_.push_back(std::move(call)); }
   void HoldError(std::string_view line) { errors_.emplace_back(line); }
+  void HoldAclRefusal(AclLogEntry entry) { acl_refusals_.push_back(std::move(entry)); }
   void HoldCharge(double ru) { charge_ += ru; }
 
   // Puts every kept key and counter back and drops what was held back but the events that
@@ -113,6 +115,7 @@ class ScriptUndo {
   std::vector<HeldEvent> TakeEvents() { return std::exchange(events_, {}); }
   std::vector<HeldCall> TakeCalls() { return std::exchange(calls_, {}); }
   std::vector<std::string> TakeErrors() { return std::exchange(errors_, {}); }
+  std::vector<AclLogEntry> TakeAclRefusals() { return std::exchange(acl_refusals_, {}); }
   double TakeCharge() { return std::exchange(charge_, 0); }
 
  private:
@@ -133,6 +136,7 @@ class ScriptUndo {
   std::vector<HeldEvent> events_;
   std::vector<HeldCall> calls_;
   std::vector<std::string> errors_;
+  std::vector<AclLogEntry> acl_refusals_;
   double charge_ = 0;
   double charge_mark_;
   size_t ready_mark_;  // engine::ReadyKeys() when the step began

@@ -220,3 +220,29 @@ def test_lastcharge_counts_the_run_that_counts(clean):
     finally:
         first.close()
         second.close()
+
+
+# The crossing script with a command ACL refuses between the write and the stray.
+REFUSING_SCRIPT = SCRIPT.replace("local n = 0\n", "redis.pcall('ECHO', 'refused')\nlocal n = 0\n")
+
+
+def test_an_acl_refusal_in_a_taken_back_run_is_logged_once(clean):
+    admin = client(clean)
+    assert admin.execute_command("ACL", "SETUSER", "undo", "on", ">pw", "~*", "&*", "+@all", "-echo") == b"OK"
+    admin.execute_command("ACL", "LOG", "RESET")
+
+    def as_user() -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=clean.port, username="undo", password="pw", socket_timeout=60)
+
+    first, second = as_user(), as_user()
+    try:
+        for round_no in range(ROUNDS):
+            replies, a, b = crossing_round(first, second, round_no, REFUSING_SCRIPT)
+            assert_serial(replies, first.get(a), first.get(b))
+        # Alike refusals are one entry with a count: one per crossing run that counted.
+        entries = [dict(zip(e[::2], e[1::2])) for e in admin.execute_command("ACL", "LOG")]
+        assert [(e[b"object"], e[b"context"], e[b"count"]) for e in entries] == [(b"echo", b"lua", ROUNDS * 2)]
+    finally:
+        admin.execute_command("ACL", "DELUSER", "undo")
+        for c in (admin, first, second):
+            c.close()
