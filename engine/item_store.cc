@@ -441,11 +441,9 @@ uint64_t ItemStore::Backlog(int64_t now_ms) {
   return backlog;
 }
 
-void ItemStore::ForEachLivePart(const std::function<void(uint32_t db, ContainerPart&)>& fn) {
-  for (uint32_t db = 0; db < parts_.size(); ++db) {
-    for (auto& [name, part] : parts_[db]) {
-      if (!part->info->dropped.load(std::memory_order_acquire)) fn(db, *part);
-    }
+void ItemStore::ForEachCachedPart(const std::function<void(ContainerPart&)>& fn) {
+  for (PartsByName& parts : parts_) {
+    for (auto& [name, part] : parts) fn(*part);
   }
 }
 

@@ -197,11 +197,11 @@ class ItemStore {
   // Expired items still stored, over all containers of this shard (INFO reclaim_backlog).
   uint64_t Backlog(int64_t now_ms);
 
-  // Point-in-time saves (engine/snapshot.h), holding the shard: every live part, with the
-  // database its container belongs to now. A save observes each part's index, whose
-  // pre-write hook then sees every change to an item before it happens (Put, Delete, Evict
-  // and expiry all find the item through the index; a dropped part is drained through it).
-  void ForEachLivePart(const std::function<void(uint32_t db, ContainerPart&)>& fn);
+  // Point-in-time saves (engine/snapshot.h), holding the shard: every part cached by name,
+  // dropped or not. A save observes a part's index, whose pre-write hook then sees every
+  // change to an item before it happens (Put, Delete, Evict and expiry all find the item
+  // through the index; a dropped part is drained through it).
+  void ForEachCachedPart(const std::function<void(ContainerPart&)>& fn);
   // The item an index entry stands for.
   static const Item& ItemIn(const Entry* e);
 

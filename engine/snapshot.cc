@@ -52,11 +52,11 @@ class ShardSnapshot::DbView final : public WalkedTable {
 
 // The hold on one container part's item index. Like DbView, it keeps the database and name
 // the container had at the start (SWAPDB and CMOVE move parts), and the container's default
-// time to live of that instant, which decides the items already expired then.
+// time to live of that instant (SavedContainer), which decides the items already expired then.
 class ShardSnapshot::ItemView final : public WalkedTable {
  public:
-  ItemView(ShardSnapshot& owner, uint32_t db, const ContainerPart& part)
-      : WalkedTable(owner), db(db), container(part.info->name), default_ttl_(part.default_ttl()) {}
+  ItemView(ShardSnapshot& owner, const SavedContainer& saved)
+      : WalkedTable(owner), db(saved.db), container(saved.info->name), default_ttl_(saved.default_ttl) {}
 
   void SaveBeforeChange(const Entry* e) override {
     const Item& item = ItemStore::ItemIn(e);
@@ -72,15 +72,21 @@ class ShardSnapshot::ItemView final : public WalkedTable {
 };
 
 ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms,
-                             std::shared_ptr<const RecordEncoder> encoder)
+                             std::shared_ptr<const RecordEncoder> encoder,
+                             const std::vector<SavedContainer>& containers)
     : options_(options), start_ms_(start_ms), encoder_(std::move(encoder)) {
   for (size_t db = 0; db < shard.database_count(); ++db) {
     views_.push_back(std::make_unique<DbView>(*this, static_cast<uint32_t>(db)));
     shard.db(db).BeginSnapshot(views_.back().get());
   }
   if (!options_.lapse_data || encoder_) return;
-  shard.items().ForEachLivePart([&](uint32_t db, ContainerPart& part) {
-    views_.push_back(std::make_unique<ItemView>(*this, db, part));
+  // A part dropped since the capture is still cached (the shard is held, so nothing collected
+  // it); once freed, its items are written as it is drained.
+  shard.items().ForEachCachedPart([&](ContainerPart& part) {
+    auto saved = std::find_if(containers.begin(), containers.end(),
+                              [&](const SavedContainer& c) { return c.info == part.info; });
+    if (saved == containers.end()) return;
+    views_.push_back(std::make_unique<ItemView>(*this, *saved));
     part.index.BeginSnapshot(views_.back().get());
   });
 }

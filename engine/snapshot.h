@@ -48,6 +48,16 @@ namespace lapse::engine {
 
 class Shard;
 struct Item;
+struct ContainerInfo;
+
+// A container whose items a save writes, as captured with every shard held, before the
+// shards' views start: CDROP and CSETTTL hold no shard, so each view must use this capture,
+// not what it finds, for the file to hold every container's settings with all its items.
+struct SavedContainer {
+  std::shared_ptr<ContainerInfo> info;
+  uint32_t db = 0;
+  int64_t default_ttl = 0;  // decides which items were already expired at the start
+};
 
 // How the walk writes one key, and the switch to another database before it. Called on
 // whichever thread holds the shard, so it keeps no state between calls.
@@ -61,9 +71,11 @@ class RecordEncoder {
 class ShardSnapshot {
  public:
   // Holding the shard: starts the view of each of its databases as they are at `start_ms`.
-  // Records are RDB (with `options`) unless `encoder` says otherwise.
+  // Records are RDB (with `options`) unless `encoder` says otherwise. The items written are
+  // those of `containers` (RDB records with lapse data only).
   ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t start_ms,
-                std::shared_ptr<const RecordEncoder> encoder = nullptr);
+                std::shared_ptr<const RecordEncoder> encoder = nullptr,
+                const std::vector<SavedContainer>& containers = {});
   ~ShardSnapshot();
   ShardSnapshot(const ShardSnapshot&) = delete;
   ShardSnapshot& operator=(const ShardSnapshot&) = delete;

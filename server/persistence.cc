@@ -163,14 +163,18 @@ class ShardTarget final : public engine::rdb::LoadTarget {
 };
 
 // Every container's settings (DTTL, RU budget, eviction opt-in) as they are now; the caller
-// holds every shard, so that they belong to the same instant as the keys.
-std::vector<engine::rdb::ContainerRecord> CaptureContainers(engine::ContainerCatalog& catalog, size_t databases) {
+// holds every shard, so that they belong to the same instant as the keys. `saved`, when
+// given, receives the same containers for a background walk of their items: each setting is
+// read once, since CDROP and CSETTTL hold no shard.
+std::vector<engine::rdb::ContainerRecord> CaptureContainers(engine::ContainerCatalog& catalog, size_t databases,
+                                                            std::vector<engine::SavedContainer>* saved = nullptr) {
   std::vector<engine::rdb::ContainerRecord> out;
   for (uint32_t db = 0; db < databases; ++db) {
     for (const std::string& name : catalog.Names(db)) {
       std::shared_ptr<engine::ContainerInfo> info = catalog.Find(db, name);
       if (!info) continue;
       out.push_back({db, name, info->default_ttl.load(), info->evictable.load(), info->ru_per_second.load()});
+      if (saved != nullptr) saved->push_back({info, db, out.back().default_ttl});
     }
   }
   return out;
@@ -297,12 +301,15 @@ void Persistence::CaptureView(BackgroundView& view, std::shared_ptr<const engine
   view.changes = TotalChanges();
   view.parts.resize(shards.size());
   view.counts.resize(databases);
+  // The containers first: the shards' views then watch the items of exactly these.
+  std::vector<engine::SavedContainer> saved;
+  if (s.rdb_lapse_data) view.containers = CaptureContainers(server_.containers(), databases, &saved);
   for (uint32_t id = 0; id < shards.size(); ++id) {
-    view.parts[id] = std::make_unique<engine::ShardSnapshot>(shards.shard(id), options, view.start_ms, encoder);
+    view.parts[id] =
+        std::make_unique<engine::ShardSnapshot>(shards.shard(id), options, view.start_ms, encoder, saved);
   }
   for (size_t db = 0; db < databases; ++db) view.counts[db] = CountDb(shards, db);
   view.functions = LibraryCodes(server_);
-  if (s.rdb_lapse_data) view.containers = CaptureContainers(server_.containers(), databases);
 }
 
 bool Persistence::ClaimWalkForAof() {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,7 +71,21 @@ class SnapshotTest : public ::testing::Test {
     ASSERT_TRUE(shard_.items().Put(*part, id, std::move(body), PutCondition::kAlways, std::nullopt, written_ms).written);
   }
 
-  void Begin() { snapshot_ = std::make_unique<ShardSnapshot>(shard_, rdb::SnapshotOptions{}, kStart); }
+  // Starts a save of every key and of the items of every container the catalog has now, as
+  // the server captures them.
+  // `between` runs after the capture, before the shard's view starts (CDROP and CSETTTL hold
+  // no shard, so they can).
+  void Begin(const std::function<void()>& between = {}) {
+    std::vector<SavedContainer> saved;
+    for (uint32_t d = 0; d < kDatabases; ++d) {
+      for (const std::string& name : catalog_.Names(d)) {
+        std::shared_ptr<ContainerInfo> info = catalog_.Find(d, name);
+        saved.push_back({info, d, info->default_ttl.load()});
+      }
+    }
+    if (between) between();
+    snapshot_ = std::make_unique<ShardSnapshot>(shard_, rdb::SnapshotOptions{}, kStart, nullptr, saved);
+  }
   // One walk slice of `keys` entries, draining the records into the file as the server does.
   bool Slice(size_t keys) {
     bool done = snapshot_->WalkSlice(keys);
@@ -315,6 +330,25 @@ TEST_F(SnapshotTest, ItemsKeepTheirStartStateWhateverHappensDuringTheWalk) {
   EXPECT_EQ(next.items.count("0/c/new99"), 1u);
   EXPECT_EQ(next.items.count("0/gone/g0"), 0u);
   EXPECT_EQ(next.items["1/moved/m0"], "\"v\":1");
+}
+
+TEST_F(SnapshotTest, AContainerDroppedOrRetimedAsTheSaveStartsIsWrittenAsCaptured) {
+  catalog_.FindOrCreate(0, "dropped")->default_ttl.store(-1);
+  catalog_.FindOrCreate(0, "retimed")->default_ttl.store(kTtlOff);
+  for (int i = 0; i < 20; ++i) PutItem(0, "dropped", "d" + std::to_string(i), "0", now_);
+  PutItem(0, "retimed", "old", "0", kStart - 100'000);  // live while the container is OFF
+  Begin([&] {
+    ASSERT_TRUE(catalog_.Drop(0, "dropped"));
+    catalog_.FindOrCreate(0, "retimed")->default_ttl.store(60);  // "old" would have expired
+  });
+  auto admit_all = [](const Item&) { return true; };
+  while (shard_.items().Reclaim(now_, 1000, admit_all)) {
+  }
+  Loaded back;
+  rdb::LoadStats stats;
+  FinishAndLoad(back, &stats);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(back.items.count("0/dropped/d" + std::to_string(i)), 1u) << i;
+  EXPECT_EQ(back.items["0/retimed/old"], "\"v\":0");
 }
 
 TEST_F(SnapshotTest, ADiscardedSaveWritesNoItems) {
