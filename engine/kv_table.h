@@ -116,7 +116,8 @@ class KvTable {
   // Destroys every entry (protecting them first while a save runs).
   void Clear();
   // Removes and destroys up to `max` entries, handing each to `fn` first (and to a running
-  // save before that); tears a large table down in slices. The table must not be used otherwise until it is empty.
+  // save before that); tears a large table down in slices. The table must not be used
+  // otherwise until it is empty.
   size_t DrainSome(size_t max, const std::function<void(Entry*)>& fn);
   // Moves up to `buckets` buckets of an ongoing rehash; returns true if rehashing remains.
   bool RehashStep(size_t buckets);
