@@ -1,6 +1,7 @@
 #include "engine/snapshot.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include "engine/item_store.h"
@@ -82,11 +83,14 @@ ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t
   if (!options_.lapse_data || encoder_) return;
   // A part dropped since the capture is still cached (the shard is held, so nothing collected
   // it); once freed, its items are written as it is drained.
+  // Every shard is held meanwhile: a lookup per part, not a search of every container.
+  std::unordered_map<const ContainerInfo*, const SavedContainer*> saved_by_info;
+  saved_by_info.reserve(containers.size());
+  for (const SavedContainer& c : containers) saved_by_info.emplace(c.info.get(), &c);
   shard.items().ForEachCachedPart([&](ContainerPart& part) {
-    auto saved = std::find_if(containers.begin(), containers.end(),
-                              [&](const SavedContainer& c) { return c.info == part.info; });
-    if (saved == containers.end()) return;
-    views_.push_back(std::make_unique<ItemView>(*this, *saved));
+    auto saved = saved_by_info.find(part.info.get());
+    if (saved == saved_by_info.end()) return;
+    views_.push_back(std::make_unique<ItemView>(*this, *saved->second));
     part.index.BeginSnapshot(views_.back().get());
   });
 }
