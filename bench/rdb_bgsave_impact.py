@@ -17,13 +17,13 @@
     reported, so that a different count of saves is explained by their speed.
 
   bench/rdb_bgsave_impact.py --keys 1000000 --requests 300000
+  bench/rdb_bgsave_impact.py --no-redis --lapse /tmp/other/lapse-server   # another lapse build alone
 """
 import argparse
 import csv
 import io
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -76,9 +76,12 @@ def fill(port, keys):
                        stdout=subprocess.DEVNULL, check=True)
 
 
+GET_CLIENTS = 20
+
+
 def get_p99(port, keys, requests):
     out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", "get", "-r", str(keys), "-n", str(requests),
-                          "-c", "20", "--csv"], capture_output=True, text=True, check=True).stdout
+                          "-c", str(GET_CLIENTS), "--csv"], capture_output=True, text=True, check=True).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     return float(rows[0]["p99_latency_ms"])
 
@@ -140,7 +143,7 @@ def memory_under_writes(proc, port, keys, saves, dataset_kb):
         during = (sampler.rss, sampler.private, sampler.tree, sampler.used)
     finally:
         sampler.close()
-        load.send_signal(signal.SIGINT)
+        load.terminate()  # not SIGINT: a job started in the background ignores it
         load.wait()
     cow = c.info("persistence")["rdb_last_cow_size"]
     pct = lambda i: (during[i] - quiet[i]) / dataset_kb * 100
@@ -197,9 +200,13 @@ def main():
     ap.add_argument("--saves", type=int, default=3, help="BGSAVEs under the write load")
     ap.add_argument("--lapse", default="build/lapse-server")
     ap.add_argument("--redis", default=shutil.which("redis-server") or "redis-server")
+    ap.add_argument("--no-redis", action="store_true", help="measure lapse alone (to compare two lapse builds)")
+    ap.add_argument("--clients", type=int, default=20, help="redis-benchmark's connections for the GET p99 run")
     args = ap.parse_args()
-    rows = [(kind, *measure(kind, binary, args.keys, args.requests, args.saves))
-            for kind, binary in (("redis", args.redis), ("lapse", args.lapse))]
+    global GET_CLIENTS
+    GET_CLIENTS = args.clients
+    servers = [("lapse", args.lapse)] if args.no_redis else [("redis", args.redis), ("lapse", args.lapse)]
+    rows = [(kind, *measure(kind, binary, args.keys, args.requests, args.saves)) for kind, binary in servers]
     print("(a) memory during BGSAVE under a SET load, % of the data set over the same load without a save")
     print("| server | data set MB | mean save s | RSS | RSS + child private | RSS + child RSS | used_memory | rdb_last_cow_size MB |")
     print("|---|---|---|---|---|---|---|---|")
@@ -207,7 +214,7 @@ def main():
         print(f"| {kind} | {dataset_kb / 1024:.0f} | {m['save_s']:.2f} | {m['rss']:.1f}% | {m['private']:.1f}% | "
               f"{m['tree']:.1f}% | {m['used']:.1f}% | {m['cow_mb']:.2f} |")
     print()
-    print("(b) GET p99 (redis-benchmark -c 20), back-to-back BGSAVEs during the second run")
+    print(f"(b) GET p99 (redis-benchmark -c {args.clients}), back-to-back BGSAVEs during the second run")
     print("| server | p99 ms, no save | p99 ms, during BGSAVE | ratio | saves | mean save s | run s |")
     print("|---|---|---|---|---|---|---|")
     for kind, _, (base, during, count, mean, window), _ in rows:
