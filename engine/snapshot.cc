@@ -99,12 +99,20 @@ ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t
 // destroyed while still attached would leave its table pointing at freed memory.
 ShardSnapshot::~ShardSnapshot() = default;
 
-bool ShardSnapshot::WalkSlice(size_t max_entries, size_t* visited) {
+bool ShardSnapshot::WalkSlice(size_t max_entries, size_t* visited, const std::atomic<uint32_t>* waiters) {
   size_t count = 0;
+  size_t steps = 0;  // at least one per slice, so that the walk ends however busy the shard is
+  auto slice_over = [&] {
+    return count >= max_entries ||
+           (steps > 0 && waiters != nullptr && waiters->load(std::memory_order_relaxed) > 0);
+  };
   for (auto& view : views_) {
-    while (count < max_entries && !view->Step(&count)) {
+    if (view->done()) continue;  // not a step: the slice must move the walk on
+    while (!slice_over()) {
+      ++steps;
+      if (view->Step(&count)) break;
     }
-    if (count >= max_entries) break;
+    if (slice_over()) break;
   }
   if (visited != nullptr) *visited += count;
   return done();

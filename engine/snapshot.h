@@ -35,6 +35,7 @@
 // its own mutex.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -81,9 +82,10 @@ class ShardSnapshot {
   ShardSnapshot& operator=(const ShardSnapshot&) = delete;
 
   // Holding the shard: walks on until about `max_entries` entries were visited (adding how
-  // many to *visited when given). True once every database was walked whole; the shard's
-  // tables are then free of the view.
-  bool WalkSlice(size_t max_entries, size_t* visited = nullptr);
+  // many to *visited when given), or, with `waiters`, until it is above 0 (another thread
+  // waits for the shard: a client's command must not wait for a whole slice). True once
+  // every database was walked whole; the shard's tables are then free of the view.
+  bool WalkSlice(size_t max_entries, size_t* visited = nullptr, const std::atomic<uint32_t>* waiters = nullptr);
   bool done() const;
 
   // Any thread: appends the records written so far to *out and empties the buffer.

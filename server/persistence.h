@@ -10,11 +10,14 @@
 // thread then walks each shard in small slices under its lock (kWalkSliceEntries in
 // persistence.cc), keeps off the shard after each as long as it held it, and after each
 // slice moves into the file what writers wrote ahead of the walk (a key about to
-// change is first written as it was). Every key of the start is written once with its value
-// and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile; items are
-// still read per slice (no pre-write hook in engine/item_store.h yet), so they are per item,
-// not point-in-time. A view, once started, is always walked to its end, even when the file
-// fails (the tables point at it until then).
+// change is first written as it was). Every key and item of the start is written once with
+// its value and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile.
+// A view, once started, is always walked to its end, even when the file fails (the tables
+// point at it until then).
+// Clients come first: a slice ends after one step as soon as a client thread waits for its
+// shard (ShardSet::WithShardUntilWanted). The walking thread keeps the CPU priority of the
+// event-loop threads: SCHED_IDLE cut GET p99 during saves further but starved the save under
+// a saturating write load (one took 5 minutes; bench/RESULTS.md).
 // An AOF rewrite's base uses the same walk (server/aof.h); the tables have room for one view,
 // so a BGSAVE and a rewrite take turns (walker_).
 // SAVE (and SHUTDOWN's save, DEBUG RELOAD) holds every shard for the whole save instead: a point-in-time view, with every client waiting, as Redis's SAVE.

@@ -118,7 +118,13 @@ void ShardSet::AtomicStep::RequireAll() {
   grew_ = grew;
 }
 
-void ShardSet::Wait(std::mutex& mu) {
+void ShardSet::Wait(Slot& slot) {
+  slot.waiters.fetch_add(1, std::memory_order_relaxed);
+  struct Counted {
+    std::atomic<uint32_t>& waiters;
+    ~Counted() { waiters.fetch_sub(1, std::memory_order_relaxed); }
+  } counted{slot.waiters};
+  std::mutex& mu = slot.mu;
   for (int round = 0;; ++round) {
     if (mu.try_lock()) return;
     if (tls_busy_scripts_ != nullptr && tls_busy_scripts_->load(std::memory_order_relaxed) > 0) throw WaitAbandoned{};
@@ -134,8 +140,9 @@ void ShardSet::LockAll(std::span<const uint32_t> ids) {
   if (ids.empty()) return;
   size_t busy = 0;  // the shard to wait for, holding nothing
   while (true) {
-    std::mutex& first = slots_[ids[busy]]->mu;
-    if (!first.try_lock()) Wait(first);
+    Slot& first_slot = *slots_[ids[busy]];
+    std::mutex& first = first_slot.mu;
+    if (!first.try_lock()) Wait(first_slot);
     size_t i = 0;
     for (; i < ids.size(); ++i) {
       if (i == busy) continue;

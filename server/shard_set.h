@@ -94,10 +94,22 @@ class ShardSet {
       tls_step_->Require(id);
       return fn(slot.shard);
     }
-    if (!slot.mu.try_lock()) [[unlikely]] Wait(slot.mu);
+    if (!slot.mu.try_lock()) [[unlikely]] Wait(slot);
     std::lock_guard lock(slot.mu, std::adopt_lock);
     ReleaseHookGuard hook;  // destroyed first: runs while the shard is still held
     return fn(slot.shard);
+  }
+
+  // For background walks that hold a shard for a slice at a time (BGSAVE, the AOF rewrite):
+  // runs fn(shard, waiters) holding shard `id`, where `waiters` counts the threads waiting
+  // for it meanwhile. fn should end its slice as soon as it is above 0, so that a client's
+  // command waits for one step of the walk rather than a whole slice.
+  template <typename Fn>
+  decltype(auto) WithShardUntilWanted(uint32_t id, Fn&& fn) {
+    Slot& slot = *slots_[id];
+    if (!slot.mu.try_lock()) Wait(slot);
+    std::lock_guard lock(slot.mu, std::adopt_lock);
+    return fn(slot.shard, static_cast<const std::atomic<uint32_t>&>(slot.waiters));
   }
 
   // The append-only log (server/aof.h) must keep writes in the order the shards saw them. A
@@ -271,6 +283,7 @@ class ShardSet {
     Slot(uint32_t id, size_t databases, int64_t now_ms, engine::ContainerCatalog& catalog)
         : shard(id, databases, now_ms, catalog) {}
     std::mutex mu;
+    std::atomic<uint32_t> waiters{0};  // threads in Wait for mu (WithShardUntilWanted)
     engine::Shard shard;
   };
 
@@ -295,9 +308,10 @@ class ShardSet {
   static inline constinit thread_local ReleaseHook tls_release_hook_ = nullptr;
   static inline constinit thread_local const std::atomic<int>* tls_busy_scripts_ = nullptr;
 
-  // Locks `mu`, which was busy: spins a little, then polls, giving up when a busy script
-  // makes this thread's command answer BUSY (GiveUpWaitsWhenBusy).
-  static void Wait(std::mutex& mu);
+  // Locks the slot, which was busy: spins a little, then polls, giving up when a busy script
+  // makes this thread's command answer BUSY (GiveUpWaitsWhenBusy). Counted in its waiters
+  // meanwhile.
+  static void Wait(Slot& slot);
 
   awaitable<void> ReclaimLoop(size_t thread);
   // One reclaim slice on shard `id` under its lock; true while more is due.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -143,6 +144,28 @@ TEST_F(SnapshotTest, ChangesBeforeTheWalkReachesAKeyLeaveItsStartValue) {
   EXPECT_EQ(back.Value(0, "expired-at-start"), "<none>");
   EXPECT_EQ(back.Value(0, "new0"), "<none>");
   EXPECT_EQ(back.Value(0, "k3-renamed"), "<none>");
+}
+
+// A slice ends after one step when another thread waits for the shard (the server's
+// WithShardUntilWanted), yet every slice takes at least one step, so a walk on a shard that
+// is always wanted still ends, and writes every key once.
+TEST_F(SnapshotTest, ASliceEndsEarlyWhileTheShardIsWantedButAlwaysMovesOn) {
+  for (int i = 0; i < 400; ++i) PutString(0, "k" + std::to_string(i), "v" + std::to_string(i));
+  Begin();
+  std::atomic<uint32_t> waiters{1};
+  size_t visited = 0;
+  ASSERT_FALSE(snapshot_->WalkSlice(1000, &visited, &waiters));
+  EXPECT_LT(visited, 400u);  // one bucket's chain, not the slice of 1000
+  size_t slices = 1;
+  while (!snapshot_->WalkSlice(1000, &visited, &waiters)) ASSERT_LT(++slices, 10'000u) << "the walk stopped moving";
+  EXPECT_EQ(visited, 400u);
+  EXPECT_GT(slices, 1u);
+  snapshot_->TakeRecords(&records_);
+  Loaded back;
+  rdb::LoadStats stats;
+  FinishAndLoad(back, &stats);
+  EXPECT_EQ(stats.keys_loaded, 400u);
+  for (int i = 0; i < 400; ++i) EXPECT_EQ(back.Value(0, "k" + std::to_string(i)), "v" + std::to_string(i)) << i;
 }
 
 TEST_F(SnapshotTest, CollectionsEditedInPlaceAndFieldTtlsKeepTheirStartState) {

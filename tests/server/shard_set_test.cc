@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <future>
 #include <random>
 #include <thread>
@@ -98,6 +100,30 @@ TEST_F(ShardSetTest, RunAtomicCallsEachShardOnceInTheOrderGiven) {
 
 TEST_F(ShardSetTest, WithShardReturnsWhatItsFunctionReturns) {
   EXPECT_EQ(shards_.WithShard(5, [](engine::Shard& shard) { return shard.id() * 10; }), 50u);
+}
+
+// A background walk holding a shard sees a client thread that waits for it, so it can let go
+// after one step rather than a whole slice; the count drops back once the client got in.
+TEST_F(ShardSetTest, ABackgroundHolderSeesThatAClientWaitsForItsShard) {
+  std::atomic<bool> holding{false};
+  uint32_t waiters_seen = 0;
+  std::thread walker([&] {
+    shards_.WithShardUntilWanted(3, [&](engine::Shard&, const std::atomic<uint32_t>& waiters) {
+      holding.store(true);
+      // A liveness bound only: the client below is already on its way to the shard.
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (waiters.load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+      waiters_seen = waiters.load();
+    });
+  });
+  while (!holding.load()) std::this_thread::yield();
+  uint32_t id_seen = shards_.WithShard(3, [](engine::Shard& shard) { return shard.id(); });
+  walker.join();
+  EXPECT_EQ(id_seen, 3u);
+  EXPECT_EQ(waiters_seen, 1u);
+  uint32_t waiters_after = shards_.WithShardUntilWanted(
+      3, [](engine::Shard&, const std::atomic<uint32_t>& waiters) { return waiters.load(); });
+  EXPECT_EQ(waiters_after, 0u);
 }
 
 // A growable step (a script) takes free shards beyond its own and refuses a busy one with
