@@ -81,10 +81,11 @@ class ShardSnapshot {
   ShardSnapshot(const ShardSnapshot&) = delete;
   ShardSnapshot& operator=(const ShardSnapshot&) = delete;
 
-  // Holding the shard: walks on until about `max_entries` entries were visited (adding how
-  // many to *visited when given), or, with `waiters`, until it is above 0 (another thread
-  // waits for the shard: a client's command must not wait for a whole slice). True once
-  // every database was walked whole; the shard's tables are then free of the view.
+  // Holding the shard: takes at least one step and walks on until about `max_entries`
+  // entries were visited (adding how many to *visited when given), or, with `waiters`, until
+  // it is above 0 after a few entries (another thread waits for the shard: a client's command
+  // must not wait for a whole slice). True once every table was walked whole; the shard's
+  // tables are then free of the view.
   bool WalkSlice(size_t max_entries, size_t* visited = nullptr, const std::atomic<uint32_t>* waiters = nullptr);
   bool done() const;
 
@@ -112,6 +113,7 @@ class ShardSnapshot {
   int64_t start_ms_;
   std::shared_ptr<const RecordEncoder> encoder_;
   std::vector<std::unique_ptr<WalkedTable>> views_;  // the databases' tables, then the items'
+  size_t next_view_ = 0;                              // the first one not walked whole
 
   mutable std::mutex mu_;
   std::string records_;

@@ -66,9 +66,11 @@ void KeySaveDelay(int64_t delay, size_t keys) {
   if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
-// Entries one slice of BGSAVE's walk visits under a shard's lock, at most: the slice ends
-// sooner when a client thread waits for the shard (WithShardUntilWanted), so a GET waits for
-// one step of the walk, not for the slice (about 90 us for 256 small keys).
+// Entries one slice of BGSAVE's walk visits under a shard's lock, at most. It is smaller than
+// kSliceKeys (what a walk that writes nothing, after a failed file, takes at a time) because
+// it encodes what it visits. The slice ends sooner when a client thread waits for the shard
+// (WithShardUntilWanted), so a GET waits for a few entries of the walk, not for the slice
+// (about 90 us for 256 small keys).
 constexpr size_t kWalkSliceEntries = 256;
 
 // After a slice that held a shard for `held`, keeps off it at least as long (counting from
@@ -419,7 +421,9 @@ void Persistence::FinishViewUnwritten(BackgroundView& view) {
     engine::ShardSnapshot& part = *view.parts[id];
     if (part.done()) continue;
     part.Discard();
-    while (!shards.WithShard(id, [&](engine::Shard&) { return part.WalkSlice(kSliceKeys); })) {
+    while (!shards.WithShardUntilWanted(id, [&](engine::Shard&, const std::atomic<uint32_t>& waiters) {
+      return part.WalkSlice(kSliceKeys, nullptr, &waiters);
+    })) {
     }
   }
 }

@@ -146,7 +146,7 @@ TEST_F(SnapshotTest, ChangesBeforeTheWalkReachesAKeyLeaveItsStartValue) {
   EXPECT_EQ(back.Value(0, "k3-renamed"), "<none>");
 }
 
-// A slice ends after one step when another thread waits for the shard (the server's
+// A slice ends after a few entries when another thread waits for the shard (the server's
 // WithShardUntilWanted), yet every slice takes at least one step, so a walk on a shard that
 // is always wanted still ends, and writes every key once.
 TEST_F(SnapshotTest, ASliceEndsEarlyWhileTheShardIsWantedButAlwaysMovesOn) {
@@ -155,7 +155,8 @@ TEST_F(SnapshotTest, ASliceEndsEarlyWhileTheShardIsWantedButAlwaysMovesOn) {
   std::atomic<uint32_t> waiters{1};
   size_t visited = 0;
   ASSERT_FALSE(snapshot_->WalkSlice(1000, &visited, &waiters));
-  EXPECT_LT(visited, 400u);  // one bucket's chain, not the slice of 1000
+  EXPECT_LT(visited, 100u);  // a few entries, not the slice of 1000
+  EXPECT_GT(visited, 0u);
   size_t slices = 1;
   while (!snapshot_->WalkSlice(1000, &visited, &waiters)) ASSERT_LT(++slices, 10'000u) << "the walk stopped moving";
   EXPECT_EQ(visited, 400u);
