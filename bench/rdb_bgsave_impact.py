@@ -76,12 +76,9 @@ def fill(port, keys):
                        stdout=subprocess.DEVNULL, check=True)
 
 
-GET_CLIENTS = 20
-
-
-def get_p99(port, keys, requests):
+def get_p99(port, keys, requests, clients):
     out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", "get", "-r", str(keys), "-n", str(requests),
-                          "-c", str(GET_CLIENTS), "--csv"], capture_output=True, text=True, check=True).stdout
+                          "-c", str(clients), "--csv"], capture_output=True, text=True, check=True).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     return float(rows[0]["p99_latency_ms"])
 
@@ -152,10 +149,10 @@ def memory_under_writes(proc, port, keys, saves, dataset_kb):
             "peak_mb": during[1] / 1024}
 
 
-def get_latency(port, keys, requests):
+def get_latency(port, keys, requests, clients):
     c = redis.Redis(port=port, socket_timeout=600)
-    get_p99(port, keys, requests)  # warm-up: the first run after the fill is slower for both
-    base = get_p99(port, keys, requests)
+    get_p99(port, keys, requests, clients)  # warm-up: the first run after the fill is slower for both
+    base = get_p99(port, keys, requests, clients)
     stop = threading.Event()
     durations = []
 
@@ -167,7 +164,7 @@ def get_latency(port, keys, requests):
     thread = threading.Thread(target=saver)
     thread.start()
     t = time.monotonic()
-    during = get_p99(port, keys, requests)
+    during = get_p99(port, keys, requests, clients)
     window = time.monotonic() - t
     stop.set()
     thread.join()
@@ -175,7 +172,7 @@ def get_latency(port, keys, requests):
     return base, during, len(durations), sum(durations) / max(1, len(durations)), window
 
 
-def measure(kind, binary, keys, requests, saves):
+def measure(kind, binary, keys, requests, saves, clients):
     data_dir = tempfile.mkdtemp(prefix=f"rdb-impact-{kind}-")
     port = free_port()
     proc, c = start(kind, binary, data_dir, port, os.path.join(data_dir, "server.log"))
@@ -184,7 +181,7 @@ def measure(kind, binary, keys, requests, saves):
         fill(port, keys)
         assert c.dbsize() == keys
         dataset_kb = (c.info("memory")["used_memory"] - empty) / 1024
-        latency = get_latency(port, keys, requests)
+        latency = get_latency(port, keys, requests, clients)
         memory = memory_under_writes(proc, port, keys, saves, dataset_kb)
         return dataset_kb, latency, memory
     finally:
@@ -203,10 +200,8 @@ def main():
     ap.add_argument("--no-redis", action="store_true", help="measure lapse alone (to compare two lapse builds)")
     ap.add_argument("--clients", type=int, default=20, help="redis-benchmark's connections for the GET p99 run")
     args = ap.parse_args()
-    global GET_CLIENTS
-    GET_CLIENTS = args.clients
     servers = [("lapse", args.lapse)] if args.no_redis else [("redis", args.redis), ("lapse", args.lapse)]
-    rows = [(kind, *measure(kind, binary, args.keys, args.requests, args.saves)) for kind, binary in servers]
+    rows = [(kind, *measure(kind, binary, args.keys, args.requests, args.saves, args.clients)) for kind, binary in servers]
     print("(a) memory during BGSAVE under a SET load, % of the data set over the same load without a save")
     print("| server | data set MB | mean save s | RSS | RSS + child private | RSS + child RSS | used_memory | rdb_last_cow_size MB |")
     print("|---|---|---|---|---|---|---|---|")

@@ -83,11 +83,14 @@ ShardSnapshot::ShardSnapshot(Shard& shard, rdb::SnapshotOptions options, int64_t
   if (!options_.lapse_data || encoder_) return;
   // A part dropped since the capture is still cached (the shard is held, so nothing collected
   // it); once freed, its items are written as it is drained.
-  // Every shard is held meanwhile: a lookup per part, not a search of every container.
+  // Every shard is held meanwhile: a lookup per part, not a search of every container, and
+  // the index only built for a shard that has parts.
   std::unordered_map<const ContainerInfo*, const SavedContainer*> saved_by_info;
-  saved_by_info.reserve(containers.size());
-  for (const SavedContainer& c : containers) saved_by_info.emplace(c.info.get(), &c);
   shard.items().ForEachCachedPart([&](ContainerPart& part) {
+    if (saved_by_info.empty()) {
+      saved_by_info.reserve(containers.size());
+      for (const SavedContainer& c : containers) saved_by_info.emplace(c.info.get(), &c);
+    }
     auto saved = saved_by_info.find(part.info.get());
     if (saved == saved_by_info.end()) return;
     views_.push_back(std::make_unique<ItemView>(*this, *saved->second));

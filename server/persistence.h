@@ -14,8 +14,8 @@
 // its value and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile.
 // A view, once started, is always walked to its end, even when the file fails (the tables
 // point at it until then).
-// Clients come first: a slice ends after one step as soon as a client thread waits for its
-// shard (ShardSet::WithShardUntilWanted). The walking thread keeps the CPU priority of the
+// Clients come first: a slice ends after a few entries as soon as a client thread waits for
+// its shard (ShardSet::WithShardUntilWanted). The walking thread keeps the CPU priority of the
 // event-loop threads: SCHED_IDLE cut GET p99 during saves further but starved the save under
 // a saturating write load (one took 5 minutes; bench/RESULTS.md).
 // An AOF rewrite's base uses the same walk (server/aof.h); the tables have room for one view,

@@ -140,9 +140,8 @@ void ShardSet::LockAll(std::span<const uint32_t> ids) {
   if (ids.empty()) return;
   size_t busy = 0;  // the shard to wait for, holding nothing
   while (true) {
-    Slot& first_slot = *slots_[ids[busy]];
-    std::mutex& first = first_slot.mu;
-    if (!first.try_lock()) Wait(first_slot);
+    Slot& first = *slots_[ids[busy]];
+    if (!first.mu.try_lock()) Wait(first);
     size_t i = 0;
     for (; i < ids.size(); ++i) {
       if (i == busy) continue;

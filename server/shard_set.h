@@ -102,8 +102,8 @@ class ShardSet {
 
   // For background walks that hold a shard for a slice at a time (BGSAVE, the AOF rewrite):
   // runs fn(shard, waiters) holding shard `id`, where `waiters` counts the threads waiting
-  // for it meanwhile. fn should end its slice as soon as it is above 0, so that a client's
-  // command waits for one step of the walk rather than a whole slice.
+  // for it meanwhile. fn should end its slice soon after it is above 0, so that a client's
+  // command waits for a few entries of the walk rather than a whole slice.
   template <typename Fn>
   decltype(auto) WithShardUntilWanted(uint32_t id, Fn&& fn) {
     Slot& slot = *slots_[id];
