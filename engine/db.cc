@@ -331,6 +331,7 @@ Db::TtlSample Db::SampleTtls(int64_t now_ms) const {
 
 void Db::Clear() {
   TouchAllWatched(nullptr, 0);
+  table_.RetireToSnapshot();  // a running save frees what it has still to write, in its walk
   table_.Clear();
   wheel_.Clear();
   volatile_count_ = 0;
@@ -338,6 +339,7 @@ void Db::Clear() {
 
 KvTable Db::TakeTable() {
   TouchAllWatched(nullptr, 0);
+  table_.RetireToSnapshot();
   KvTable taken = table_.TakeEntries();
   wheel_.Clear();
   volatile_count_ = 0;

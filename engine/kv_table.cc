@@ -280,6 +280,12 @@ uint64_t KvTable::SnapshotScan(uint64_t cursor, size_t* visited) {
   });
 }
 
+bool KvTable::RetireToSnapshot() {
+  if (observer_ == nullptr) return false;
+  observer_->Retire(std::move(*this));  // the move carries the observer along
+  return true;
+}
+
 KvTable KvTable::TakeEntries() {
   ProtectAll();
   KvTable taken;

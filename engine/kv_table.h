@@ -20,7 +20,10 @@
 // what it visits, so every entry that existed at the start is written exactly once, whether
 // the walk or a writer gets there first. Tracking is per entry, not per bucket, so resizes
 // may go on during a save: Scan's cursor still meets every entry, and the mark stops a second
-// write of one it meets twice. With no save, Protect is one predictable branch.
+// write of one it meets twice. With no save, Protect is one predictable branch. FLUSHDB and
+// FLUSHALL during a save do not write what the walk has not reached: the table hands its
+// whole contents to the save (RetireToSnapshot), which writes and frees them as its walk goes
+// on, so the flush costs no more than without a save and buffers nothing ahead of the walk.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +44,9 @@ class PreWriteObserver {
   virtual ~PreWriteObserver() = default;
   // `e` is about to change or go (or the walk reached it) and was not written yet.
   virtual void SaveBeforeChange(const Entry* e) = 0;
+  // The observed table is being emptied (FLUSHDB): `entries` holds all it had, with their
+  // marks; the save now walks them instead, writing those not written yet, and frees them.
+  virtual void Retire(KvTable&& entries) = 0;
   // The table observed; KvTable's moves keep it current (SWAPDB moves a Db's table), and its
   // destructor resets it to nullptr (a dropped container's item index is freed mid-save).
   KvTable* table = nullptr;
@@ -113,6 +119,9 @@ class KvTable {
   // stays empty, keeping its snapshot state. Protects them all first.
   KvTable TakeEntries();
 
+  // While a save observes this table: moves every entry to the save (PreWriteObserver's
+  // Retire) and leaves this table empty and unobserved; true then. False with no save.
+  bool RetireToSnapshot();
   // Destroys every entry (protecting them first while a save runs).
   void Clear();
   // Removes and destroys up to `max` entries, handing each to `fn` first (and to a running

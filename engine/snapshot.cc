@@ -13,10 +13,18 @@ namespace lapse::engine {
 class ShardSnapshot::WalkedTable : public PreWriteObserver {
  public:
   explicit WalkedTable(ShardSnapshot& owner) : owner_(owner) {}
+  // The walk always finishes, but a retired table must never call back into a view that is
+  // going away.
+  ~WalkedTable() override {
+    if (retired_) retired_->EndSnapshot();
+  }
+
+  void Retire(KvTable&& entries) override { retired_ = std::make_unique<KvTable>(std::move(entries)); }
 
   // One walk step; true when this table is done.
   bool Step(size_t* visited) {
     if (done_) return true;
+    if (retired_) return StepRetired(visited);
     if (table == nullptr) return done_ = true;  // freed, after writing every entry it had
     cursor_ = table->SnapshotScan(cursor_, visited);
     if (cursor_ == 0) {
@@ -31,8 +39,23 @@ class ShardSnapshot::WalkedTable : public PreWriteObserver {
   ShardSnapshot& owner_;
 
  private:
+  // Entries of a flushed table a step writes (those not written yet) and frees.
+  static constexpr size_t kRetiredStep = 16;
+
+  // A flushed table's entries no longer need a cursor: none is added or changed any more, so
+  // the step drains them, and the table is done once they are all gone.
+  bool StepRetired(size_t* visited) {
+    *visited += retired_->DrainSome(kRetiredStep, [](Entry*) {});
+    if (retired_->size() > 0) return false;
+    retired_->EndSnapshot();
+    retired_.reset();
+    table = nullptr;
+    return done_ = true;
+  }
+
   uint64_t cursor_ = 0;
   bool done_ = false;
+  std::unique_ptr<KvTable> retired_;  // what a FLUSHDB took out of the table, while unwalked
 };
 
 // The hold on one database's table: writes what the hook hands it. It follows its table, not

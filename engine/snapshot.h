@@ -12,7 +12,9 @@
 // deleted (or expired, evicted, renamed, moved, flushed) after it are written with their old
 // value, and keys already expired at the start are skipped. This is Dragonfly's scheme, per
 // entry rather than per bucket (an entry carries a mark bit that costs no space), which lets
-// resizes go on during the save.
+// resizes go on during the save. A table emptied whole (FLUSHDB) hands its entries to its
+// view (KvTable::RetireToSnapshot), whose walk then writes those it had not reached and frees
+// them all, so the flush writes nothing ahead of the walk.
 //
 // Items (engine/item_store.h) are kept the same way: each live container part's index is a
 // KvTable, observed like a database's table, and an item is written, as it was at the start,
