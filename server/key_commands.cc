@@ -618,16 +618,30 @@ void Flush(ConnCommand& c, bool all_dbs) {
     c.server.containers().DropDb(static_cast<uint32_t>(db));
   }
   auto garbage = std::make_shared<std::vector<engine::KvTable>>();
-  // One atomic step: the shards' calls run one after another, so `garbage` needs no lock.
-  shards.RunAtomicOnAll([&](engine::Shard& shard) {
-    for (size_t d = 0; d < shard.database_count(); ++d) {
-      if (!all_dbs && static_cast<int>(d) != db) continue;
-      if (async) {
-        garbage->push_back(shard.db(d).TakeTable());
-      } else {
-        shard.db(d).Clear();
+  Persistence& persistence = c.server.persistence();
+  bool save_now = all_dbs && !c.server.config().Snapshot().save_rules.empty();
+  // One atomic step over every shard, so `garbage` needs no lock.
+  shards.RunHoldingAll([&] {
+    uint64_t removed = 0;
+    for (uint32_t id = 0; id < shards.size(); ++id) {
+      engine::Shard& shard = shards.shard(id);
+      for (size_t d = 0; d < shard.database_count(); ++d) {
+        if (!all_dbs && static_cast<int>(d) != db) continue;
+        removed += shard.db(d).stored();
+        if (async) {
+          garbage->push_back(shard.db(d).TakeTable());
+        } else {
+          shard.db(d).Clear();
+        }
       }
     }
+    // Redis counts the keys a flush removed as changes (server/dirty_count.h counts none for
+    // the command itself), and its FLUSHALL stops a background save and, under `save` rules,
+    // saves the emptied data set at once: a restart must not bring the keys back.
+    persistence.CountChanges(removed);
+    if (!all_dbs) return;
+    persistence.AbandonBackgroundSave();
+    if (save_now) persistence.SaveHoldingAll();
   });
   // ASYNC frees the old entries on a helper thread, so the shards are free at once.
   if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();

@@ -289,6 +289,7 @@ std::unique_ptr<Persistence::BackgroundView> Persistence::BeginBackgroundView() 
   // copied), so that the file is one instant of the whole data set.
   server_.shards().RunHoldingAll([&] {
     view->start_ms = server_.clock().NowMs();
+    bgsave_abandoned_.store(false);
     CaptureView(*view, nullptr);
   });
   return view;
@@ -371,6 +372,10 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
   for (uint32_t id = 0; id < shards.size(); ++id) {
     bool done = false;
     while (!done) {
+      if (!view.aof_base && !discarding && bgsave_abandoned_.load()) {
+        discarding = true;  // FLUSHALL stopped this save: the rest of the walk writes nothing
+        for (auto& part : parts) part->Discard();
+      }
       size_t visited = 0;
       std::chrono::steady_clock::duration held{};
       done = shards.WithShardUntilWanted(id, [&](engine::Shard&, const std::atomic<uint32_t>& waiters) {
@@ -382,7 +387,7 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
       auto released = std::chrono::steady_clock::now();
       drain();
       if (hurry_.load(std::memory_order_relaxed)) continue;
-      KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
+      if (!discarding) KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
       LeaveShardToClients(held, released);
     }
   }
@@ -448,6 +453,11 @@ std::optional<std::string> Persistence::WriteSnapshot(BackgroundView* view) {
     return error;
   }
   std::string target = SnapshotPath(s);
+  std::lock_guard rename_lock(rename_mu_);
+  if (view != nullptr && !view->aof_base && bgsave_abandoned_.load()) {
+    ::unlink(temp.c_str());
+    return std::string("Background save stopped by FLUSHALL");
+  }
   if (::rename(temp.c_str(), target.c_str()) != 0) {
     std::string error = ErrnoText("Error moving temp DB file " + temp + " on the final destination " + target);
     ::unlink(temp.c_str());
@@ -463,6 +473,22 @@ std::optional<std::string> Persistence::SaveForeground() {
   uint64_t changes = TotalChanges();
   std::optional<std::string> error;
   server_.shards().RunHoldingAll([&] { error = WriteSnapshot(nullptr); });
+  if (error) {
+    spdlog::warn("SAVE failed: {}", *error);
+    return std::string("ERR ") + *error;
+  }
+  NoteSaved(changes, server_.clock().NowMs());
+  spdlog::info("DB saved on disk");
+  return std::nullopt;
+}
+
+void Persistence::AbandonBackgroundSave() {
+  if (bgsave_running_.load()) bgsave_abandoned_.store(true);
+}
+
+std::optional<std::string> Persistence::SaveHoldingAll() {
+  uint64_t changes = TotalChanges();
+  std::optional<std::string> error = WriteSnapshot(nullptr);
   if (error) {
     spdlog::warn("SAVE failed: {}", *error);
     return std::string("ERR ") + *error;
@@ -503,10 +529,14 @@ void Persistence::RunBackgroundSave(std::unique_ptr<BackgroundView> view) {
   int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - steady_start).count();
   last_bgsave_seconds_.store(seconds);
   last_bgsave_try_ms_.store(start);
-  last_bgsave_ok_.store(!error);
-  if (error) {
+  if (error && bgsave_abandoned_.load()) {
+    // As Redis's child killed by FLUSHALL: the last save's status stays as it was.
+    spdlog::info("Background saving stopped by FLUSHALL");
+  } else if (error) {
+    last_bgsave_ok_.store(false);
     spdlog::warn("Background saving error: {}", *error);
   } else {
+    last_bgsave_ok_.store(true);
     NoteSaved(changes, start);
     spdlog::info("Background saving terminated with success");
   }

@@ -11,7 +11,8 @@
 // persistence.cc), keeps off the shard after each as long as it held it, and after each
 // slice moves into the file what writers wrote ahead of the walk (a key about to
 // change is first written as it was). Every key and item of the start is written once with
-// its value and TTL of the start, whatever SWAPDB, FLUSHALL, expiry or a resize do meanwhile.
+// its value and TTL of the start, whatever SWAPDB, FLUSHDB, expiry or a resize do meanwhile.
+// FLUSHALL stops it instead, as Redis's kills its child (AbandonBackgroundSave).
 // A view, once started, is always walked to its end, even when the file fails (the tables
 // point at it until then).
 // Clients come first: a slice ends after a few entries as soon as a client thread waits for
@@ -86,6 +87,15 @@ class Persistence {
   // the rewrite's walk ends, as Redis's BGSAVE SCHEDULE.
   BgsaveStart StartBackgroundSave(bool schedule = false);
   bool background_save_running() const { return bgsave_running_.load(); }
+  // FLUSHALL, holding every shard: a running BGSAVE stops and leaves the snapshot file as it
+  // was, as Redis kills its child (INFO's last status stays as it was). Its walk still ends,
+  // writing nothing: its views must be left by every table (engine/snapshot.h).
+  void AbandonBackgroundSave();
+  // FLUSHALL with `save` rules, from the thread that holds every shard: SAVE at once, as
+  // Redis's FLUSHALL does, so that a restart does not bring back what it removed. An abandoned
+  // BGSAVE may still be walking; it never replaces the file after this. An error message
+  // ("ERR ...") on failure.
+  std::optional<std::string> SaveHoldingAll();
 
   // An AOF rewrite's base, with the same point-in-time walk as BGSAVE (server/aof.h). The
   // rewrite first claims the walk (false while a BGSAVE walks), then, holding every shard,
@@ -195,9 +205,15 @@ class Persistence {
   std::condition_variable wake_;
   bool stop_ = false;
   std::atomic<bool> hurry_{false};  // shutting down: walks skip their pauses
+  // Set by FLUSHALL, cleared as a BGSAVE's view starts (both hold every shard, so a FLUSHALL
+  // stops only the save it saw running).
+  std::atomic<bool> bgsave_abandoned_{false};
+  // A background save checks bgsave_abandoned_ and renames its file under this, so that a
+  // FLUSHALL's save, which renames under it too, is never replaced by the save it stopped.
+  std::mutex rename_mu_;
   std::unique_ptr<BackgroundView> requested_view_;  // a BGSAVE the worker has to write
   std::thread worker_;
-  uint64_t temp_serial_ = 0;
+  std::atomic<uint64_t> temp_serial_{0};  // a FLUSHALL's save may write beside a stopping BGSAVE
 };
 
 }  // namespace lapse::server

@@ -22,6 +22,9 @@ class TestServer {
  public:
   explicit TestServer(int threads = 1, std::vector<std::pair<std::string, std::string>> settings = {}) {
     config_.Set("threads", std::to_string(threads));
+    // No `save` rules unless a test sets some: FLUSHALL under rules saves at once, and these
+    // servers must not write dump.rdb into the directory the tests run from.
+    config_.LoadFromText("save \"\"\n");
     for (auto& [k, v] : settings) {
       // At start-up every option is settable; reuse the file parser for immutable ones.
       config_.LoadFromText(k + " \"" + v + "\"\n");
