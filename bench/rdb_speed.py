@@ -10,6 +10,10 @@ median of --rounds runs and lapse/redis ratios (> 1 means lapse is faster).
   bench/rdb_speed.py                      # 1 M keys, 3 rounds
   bench/rdb_speed.py --keys 1000000 10000000 --rounds 1
   bench/rdb_speed.py --lapse build/lapse-server
+  bench/rdb_speed.py --items 1000000      # lapse alone: N items against N keys
+
+With --items, lapse alone saves and loads N Cosmos-style items (IPUT into one container,
+item ids i<i>, body {"v":"<16 bytes>"}) and, in turn, N keys, to show what items cost a save.
 """
 import argparse
 import os
@@ -60,6 +64,19 @@ def fill(port, keys):
                        stdout=subprocess.DEVNULL, check=True)
 
 
+def fill_items(port, items):
+    body = '{"v":"' + "v" * 16 + '"}'
+    batch = 100_000
+    subprocess.run(["redis-cli", "-p", str(port), "CSETTTL", "c", "-1"], stdout=subprocess.DEVNULL, check=True)
+    for first in range(0, items, batch):
+        lines = []
+        for i in range(first, min(items, first + batch)):
+            k = f"i{i}"
+            lines.append(f"*4\r\n$4\r\nIPUT\r\n$1\r\nc\r\n${len(k)}\r\n{k}\r\n${len(body)}\r\n{body}\r\n")
+        subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input="".join(lines).encode(),
+                       stdout=subprocess.DEVNULL, check=True)
+
+
 def timed_bgsave(c):
     begin = time.monotonic()
     c.bgsave()
@@ -78,14 +95,19 @@ def load_seconds(log):
     return float(found[-1])
 
 
-def run_once(kind, binary, keys):
+def stored(c, items):
+    return int(c.execute_command("ICOUNT", "c")) if items else c.dbsize()
+
+
+def run_once(kind, binary, keys, items=False):
+    """With `items`, `keys` items of one container instead of keys."""
     data_dir = tempfile.mkdtemp(prefix=f"rdb-bench-{kind}-")
     log = os.path.join(data_dir, "server.log")
     port = free_port()
     proc, c = start(kind, binary, data_dir, port, log)
     try:
-        fill(port, keys)
-        assert c.dbsize() == keys
+        (fill_items if items else fill)(port, keys)
+        assert stored(c, items) == keys
         save = timed_bgsave(c)
         size = os.path.getsize(os.path.join(data_dir, "dump.rdb"))
     finally:
@@ -94,7 +116,7 @@ def run_once(kind, binary, keys):
     port = free_port()
     proc, c = start(kind, binary, data_dir, port, log)
     try:
-        assert c.dbsize() == keys
+        assert stored(c, items) == keys
         load = load_seconds(log)
     finally:
         c.shutdown(nosave=True)
@@ -109,7 +131,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lapse", default="build/lapse-server")
     ap.add_argument("--redis", default=shutil.which("redis-server") or "redis-server")
+    ap.add_argument("--items", type=int, nargs="+", help="lapse alone: N items against N keys")
     args = ap.parse_args()
+    if args.items:
+        print("| count | lapse stores | BGSAVE s | load s | file MB |")
+        print("|---|---|---|---|---|")
+        for count in args.items:
+            med = {}
+            for what in ("keys", "items"):
+                runs = [run_once("lapse", args.lapse, count, what == "items") for _ in range(args.rounds)]
+                med[what] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+                print(f"| {count:,} | {what} | {med[what][0]:.3f} | {med[what][1]:.3f} | {runs[0][2] / 1e6:.1f} |",
+                      flush=True)
+            print(f"| {count:,} | items / keys | {med['items'][0] / med['keys'][0]:.2f}x | "
+                  f"{med['items'][1] / med['keys'][1]:.2f}x | |", flush=True)
+        return
     print("| keys | server | BGSAVE s | load s | file MB |")
     print("|---|---|---|---|---|")
     for keys in args.keys:

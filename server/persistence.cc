@@ -1,6 +1,7 @@
 #include "server/persistence.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,10 +60,19 @@ bool FsyncDirectory(const std::string& dir) {
   return ok;
 }
 
-// rdb-key-save-delay after a slice of `keys` keys, with no shard held.
-void KeySaveDelay(int64_t delay, size_t keys) {
+// rdb-key-save-delay after a slice of `keys` keys, with no shard held. A negative delay is
+// 1 us per -delay keys; `carried` keeps the keys short of a whole microsecond for the next
+// slice, since a slice that gives way to a client may walk only a few keys.
+void KeySaveDelay(int64_t delay, size_t keys, int64_t* carried) {
   if (delay == 0 || keys == 0) return;
-  int64_t micros = delay > 0 ? delay * static_cast<int64_t>(keys) : static_cast<int64_t>(keys) / -delay;
+  int64_t micros = 0;
+  if (delay > 0) {
+    micros = delay * static_cast<int64_t>(keys);
+  } else {
+    *carried += static_cast<int64_t>(keys);
+    micros = *carried / -delay;
+    *carried %= -delay;
+  }
   if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
@@ -70,8 +80,15 @@ void KeySaveDelay(int64_t delay, size_t keys) {
 // kSliceKeys (what a walk that writes nothing, after a failed file, takes at a time) because
 // it encodes what it visits. The slice ends sooner when a client thread waits for the shard
 // (WithShardUntilWanted), so a GET waits for a few entries of the walk, not for the slice
-// (about 90 us for 256 small keys).
-constexpr size_t kWalkSliceEntries = 256;
+// (about 45 us for 128 small keys). A client thread that waits for a core rather than for
+// the lock waits for the slice, though: 128 rather than 256 cut GET p99 during saves at 2
+// clients by about a third; 48 halved it there but raised it by a fifth when the CPUs were
+// saturated (bench/RESULTS.md).
+constexpr size_t kWalkSliceEntries = 128;
+
+// The walking thread's timer slack. Its pauses are tens of microseconds, and the default
+// slack (50 us) made each one last a timer tick longer than asked, slowing saves.
+constexpr unsigned long kWalkTimerSlackNs = 1000;
 
 // After a slice that held a shard for `held`, keeps off it at least as long (counting from
 // `released`), so that a save takes at most half of a shard's time. Without the pause the
@@ -355,9 +372,11 @@ bool Persistence::WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<Backgrou
 
 void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::string_view)>& emit) {
   ShardSet& shards = server_.shards();
+  ::prctl(PR_SET_TIMERSLACK, kWalkTimerSlackNs);
   auto& parts = view.parts;
   std::string records;
   bool discarding = false;
+  int64_t delay_carry = 0;  // KeySaveDelay's keys short of a microsecond
   // After every slice, what writers saved on any shard goes to the file too: that buffer is
   // the save's memory overhead, so it is kept to what one slice's time lets them pre-empt.
   auto drain = [&] {
@@ -387,7 +406,7 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
       auto released = std::chrono::steady_clock::now();
       drain();
       if (hurry_.load(std::memory_order_relaxed)) continue;
-      if (!discarding) KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited);
+      if (!discarding) KeySaveDelay(server_.config().Snapshot().rdb_key_save_delay, visited, &delay_carry);
       LeaveShardToClients(held, released);
     }
   }

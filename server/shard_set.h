@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -106,6 +107,9 @@ class ShardSet {
   // command waits for a few entries of the walk rather than a whole slice.
   template <typename Fn>
   decltype(auto) WithShardUntilWanted(uint32_t id, Fn&& fn) {
+    // Only the persistence and rewrite threads walk this way; an atomic step already holds
+    // its shards, and locking one again would deadlock.
+    assert(tls_step_ == nullptr);
     Slot& slot = *slots_[id];
     if (!slot.mu.try_lock()) Wait(slot);
     std::lock_guard lock(slot.mu, std::adopt_lock);
