@@ -31,7 +31,7 @@ import time
 
 import redis
 
-from rdb_speed import free_port, start
+from rdb_speed import free_port, pipe, start
 
 
 def status_kb(pid, field="VmRSS:"):
@@ -66,14 +66,7 @@ def children(pid):
 
 def fill(port, keys):
     value = "v" * 16
-    batch = 100_000
-    for first in range(0, keys, batch):
-        lines = []
-        for i in range(first, min(keys, first + batch)):
-            k = f"key:{i:012d}"
-            lines.append(f"*3\r\n$3\r\nSET\r\n${len(k)}\r\n{k}\r\n$16\r\n{value}\r\n")
-        subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input="".join(lines).encode(),
-                       stdout=subprocess.DEVNULL, check=True)
+    pipe(port, keys, lambda i: ["SET", f"key:{i:012d}", value])
 
 
 def get_p99(port, keys, requests, clients):

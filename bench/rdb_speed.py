@@ -52,29 +52,28 @@ def start(kind, binary, data_dir, port, log):
             time.sleep(0.01)
 
 
-def fill(port, keys):
-    value = "v" * 16
+def pipe(port, count, command):
+    """Sends command(i) for i in range(count) through redis-cli --pipe, in batches; command
+    gives a list of arguments."""
     batch = 100_000
-    for start in range(0, keys, batch):
+    for first in range(0, count, batch):
         lines = []
-        for i in range(start, min(keys, start + batch)):
-            k = f"key:{i}"
-            lines.append(f"*3\r\n$3\r\nSET\r\n${len(k)}\r\n{k}\r\n$16\r\n{value}\r\n")
+        for i in range(first, min(count, first + batch)):
+            args = command(i)
+            lines.append(f"*{len(args)}\r\n" + "".join(f"${len(a)}\r\n{a}\r\n" for a in args))
         subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input="".join(lines).encode(),
                        stdout=subprocess.DEVNULL, check=True)
+
+
+def fill(port, keys):
+    value = "v" * 16
+    pipe(port, keys, lambda i: ["SET", f"key:{i}", value])
 
 
 def fill_items(port, items):
     body = '{"v":"' + "v" * 16 + '"}'
-    batch = 100_000
     subprocess.run(["redis-cli", "-p", str(port), "CSETTTL", "c", "-1"], stdout=subprocess.DEVNULL, check=True)
-    for first in range(0, items, batch):
-        lines = []
-        for i in range(first, min(items, first + batch)):
-            k = f"i{i}"
-            lines.append(f"*4\r\n$4\r\nIPUT\r\n$1\r\nc\r\n${len(k)}\r\n{k}\r\n${len(body)}\r\n{body}\r\n")
-        subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input="".join(lines).encode(),
-                       stdout=subprocess.DEVNULL, check=True)
+    pipe(port, items, lambda i: ["IPUT", "c", f"i{i}", body])
 
 
 def timed_bgsave(c):

@@ -22,8 +22,9 @@
 // may go on during a save: Scan's cursor still meets every entry, and the mark stops a second
 // write of one it meets twice. With no save, Protect is one predictable branch. FLUSHDB and
 // FLUSHALL during a save do not write what the walk has not reached: the table hands its
-// whole contents to the save (RetireToSnapshot), which writes and frees them as its walk goes
-// on, so the flush costs no more than without a save and buffers nothing ahead of the walk.
+// whole contents to the save (RetireToSnapshot), which writes and frees them before the rest
+// of its walk, so the flush buffers nothing ahead of the walk, though its memory is freed at
+// the walk's pace.
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,18 @@ class ShardSnapshot::WalkedTable : public PreWriteObserver {
     if (retired_) retired_->EndSnapshot();
   }
 
-  void Retire(KvTable&& entries) override { retired_ = std::make_unique<KvTable>(std::move(entries)); }
+  void Retire(KvTable&& entries) override {
+    if (owner_.discarded()) {
+      // Nothing more is written: the flush frees the entries itself, at once, as with no
+      // save (it clears the table as soon as this returns), and the view has nothing left.
+      entries.EndSnapshot();
+      table = nullptr;
+      return;
+    }
+    retired_ = std::make_unique<KvTable>(std::move(entries));
+    owner_.retired_pending_.fetch_add(1, std::memory_order_relaxed);
+  }
+  bool has_retired() const { return retired_ != nullptr; }
 
   // One walk step; true when this table is done.
   bool Step(size_t* visited) {
@@ -50,6 +61,7 @@ class ShardSnapshot::WalkedTable : public PreWriteObserver {
     retired_->EndSnapshot();
     retired_.reset();
     table = nullptr;
+    owner_.retired_pending_.fetch_sub(1, std::memory_order_relaxed);
     return done_ = true;
   }
 
@@ -135,9 +147,17 @@ bool ShardSnapshot::WalkSlice(size_t max_entries, size_t* visited, const std::at
   auto wanted = [&] {
     return waiters != nullptr && count >= kEntriesBeforeGivingWay && waiters->load(std::memory_order_relaxed) > 0;
   };
-  // At least one step per slice, so that the walk ends however busy the shard is. Views are
-  // finished in order, so the slice resumes at the first unfinished one.
+  // At least one step per slice, so that the walk ends however busy the shard is. Flushed
+  // tables go first, so that their memory is freed soon; then views are finished in order,
+  // so the slice resumes at the first unfinished one.
   bool stepped = false;
+  for (size_t i = next_view_; i < views_.size() && retired_pending(); ++i) {
+    while (views_[i]->has_retired()) {
+      if (stepped && (count >= max_entries || wanted())) break;
+      stepped = true;
+      views_[i]->Step(&count);
+    }
+  }
   while (next_view_ < views_.size()) {
     if (stepped && (count >= max_entries || wanted())) break;
     stepped = true;
@@ -210,6 +230,11 @@ void ShardSnapshot::Discard() {
   item_batch_.clear();
   item_batch_.shrink_to_fit();
   item_batch_count_ = 0;
+}
+
+bool ShardSnapshot::discarded() const {
+  std::lock_guard lock(mu_);
+  return discard_;
 }
 
 uint64_t ShardSnapshot::keys_written() const {

@@ -12,9 +12,12 @@
 // deleted (or expired, evicted, renamed, moved, flushed) after it are written with their old
 // value, and keys already expired at the start are skipped. This is Dragonfly's scheme, per
 // entry rather than per bucket (an entry carries a mark bit that costs no space), which lets
-// resizes go on during the save. A table emptied whole (FLUSHDB) hands its entries to its
-// view (KvTable::RetireToSnapshot), whose walk then writes those it had not reached and frees
-// them all, so the flush writes nothing ahead of the walk.
+// resizes go on during the save. A table emptied whole (FLUSHDB, or FLUSHALL during an AOF
+// rewrite) hands its entries to its view (KvTable::RetireToSnapshot), which the walk drains
+// before anything else, on every shard: it writes those it had not reached and frees them
+// all. So the flush writes nothing ahead of the walk, but its memory is freed at the walk's
+// pace (INFO used_memory stays up until then). A discarded save takes nothing: the flush
+// frees its entries at once, as with no save.
 //
 // Items (engine/item_store.h) are kept the same way: each live container part's index is a
 // KvTable, observed like a database's table, and an item is written, as it was at the start,
@@ -90,12 +93,16 @@ class ShardSnapshot {
   // tables are then free of the view.
   bool WalkSlice(size_t max_entries, size_t* visited = nullptr, const std::atomic<uint32_t>* waiters = nullptr);
   bool done() const;
+  // Any thread: whether a table of this shard was flushed (FLUSHDB) with entries the walk
+  // has still to write and free; the saving thread then walks this shard first.
+  bool retired_pending() const { return retired_pending_.load(std::memory_order_relaxed) > 0; }
 
   // Any thread: appends the records written so far to *out and empties the buffer.
   void TakeRecords(std::string* out);
   // After the file failed: writes nothing more, but the walk still has to finish so that
   // every entry ends with its table's mark.
   void Discard();
+  bool discarded() const;
 
   uint64_t keys_written() const;
   uint64_t items_written() const;
@@ -116,6 +123,7 @@ class ShardSnapshot {
   std::shared_ptr<const RecordEncoder> encoder_;
   std::vector<std::unique_ptr<WalkedTable>> views_;  // the databases' tables, then the items'
   size_t next_view_ = 0;                              // the first one not walked whole
+  std::atomic<size_t> retired_pending_{0};            // views with a flushed table to drain
 
   mutable std::mutex mu_;
   std::string records_;

@@ -622,6 +622,10 @@ void Flush(ConnCommand& c, bool all_dbs) {
   bool save_now = all_dbs && !c.server.config().Snapshot().save_rules.empty();
   // One atomic step over every shard, so `garbage` needs no lock.
   shards.RunHoldingAll([&] {
+    // Redis's FLUSHALL stops a background save (it kills the child) and, under `save` rules,
+    // saves the emptied data set at once: a restart must not bring the keys back. The save
+    // is stopped first, so that it takes none of the keys (engine/snapshot.h).
+    if (all_dbs) persistence.AbandonBackgroundSave();
     uint64_t removed = 0;
     for (uint32_t id = 0; id < shards.size(); ++id) {
       engine::Shard& shard = shards.shard(id);
@@ -636,14 +640,12 @@ void Flush(ConnCommand& c, bool all_dbs) {
       }
     }
     // Redis counts the keys a flush removed as changes (server/dirty_count.h counts none for
-    // the command itself), and its FLUSHALL stops a background save and, under `save` rules,
-    // saves the emptied data set at once: a restart must not bring the keys back.
+    // the command itself).
     persistence.CountChanges(removed);
-    if (!all_dbs) return;
-    persistence.AbandonBackgroundSave();
     if (save_now) persistence.SaveHoldingAll();
   });
-  // ASYNC frees the old entries on a helper thread, so the shards are free at once.
+  // ASYNC frees the old entries on a helper thread, so the shards are free at once (while a
+  // save walks, the tables it still has to write went to it instead, and these are empty).
   if (async && !garbage->empty()) std::thread([garbage] { garbage->clear(); }).detach();
   // Like Redis, either flush tells every tracking client to drop its whole cache.
   c.server.tracking().Flushed();

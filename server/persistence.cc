@@ -101,6 +101,13 @@ void LeaveShardToClients(std::chrono::steady_clock::duration held, std::chrono::
   if (std::chrono::steady_clock::now() < until) std::this_thread::sleep_until(until);
 }
 
+template <typename T>
+void StoreMax(std::atomic<T>& target, T value) {
+  T current = target.load();
+  while (current < value && !target.compare_exchange_weak(current, value)) {
+  }
+}
+
 // The keys and volatile keys of database `db` over every shard (RESIZEDB's hint); the caller
 // holds every shard.
 std::pair<uint64_t, uint64_t> CountDb(ShardSet& shards, size_t db) {
@@ -263,9 +270,11 @@ uint64_t Persistence::TotalChanges() const {
   return total;
 }
 
+// Only ever forward: a BGSAVE that renamed its file just before a FLUSHALL saved must not,
+// noting its success after, take LASTSAVE and the changes counter back to its own start.
 void Persistence::NoteSaved(uint64_t changes_at_start, int64_t now_ms) {
-  changes_at_last_save_.store(changes_at_start);
-  last_save_s_.store(now_ms / 1000);
+  StoreMax(changes_at_last_save_, changes_at_start);
+  StoreMax(last_save_s_, now_ms / 1000);
   saves_.fetch_add(1);
 }
 
@@ -308,6 +317,8 @@ std::unique_ptr<Persistence::BackgroundView> Persistence::BeginBackgroundView() 
     view->start_ms = server_.clock().NowMs();
     bgsave_abandoned_.store(false);
     CaptureView(*view, nullptr);
+    std::lock_guard lock(view_mu_);
+    bgsave_view_ = view.get();
   });
   return view;
 }
@@ -489,20 +500,16 @@ std::optional<std::string> Persistence::WriteSnapshot(BackgroundView* view) {
 std::optional<std::string> Persistence::SaveForeground() {
   if (bgsave_running_.load()) return std::string("ERR Background save already in progress");
   std::lock_guard save_lock(save_mu_);
-  uint64_t changes = TotalChanges();
   std::optional<std::string> error;
-  server_.shards().RunHoldingAll([&] { error = WriteSnapshot(nullptr); });
-  if (error) {
-    spdlog::warn("SAVE failed: {}", *error);
-    return std::string("ERR ") + *error;
-  }
-  NoteSaved(changes, server_.clock().NowMs());
-  spdlog::info("DB saved on disk");
-  return std::nullopt;
+  server_.shards().RunHoldingAll([&] { error = SaveHoldingAll(); });
+  return error;
 }
 
 void Persistence::AbandonBackgroundSave() {
-  if (bgsave_running_.load()) bgsave_abandoned_.store(true);
+  std::lock_guard lock(view_mu_);
+  if (bgsave_view_ == nullptr) return;  // none, or one whose view is not taken yet
+  bgsave_abandoned_.store(true);
+  for (auto& part : bgsave_view_->parts) part->Discard();
 }
 
 std::optional<std::string> Persistence::SaveHoldingAll() {
@@ -512,6 +519,7 @@ std::optional<std::string> Persistence::SaveHoldingAll() {
     spdlog::warn("SAVE failed: {}", *error);
     return std::string("ERR ") + *error;
   }
+  last_bgsave_ok_.store(true);  // as Redis's rdbSave
   NoteSaved(changes, server_.clock().NowMs());
   spdlog::info("DB saved on disk");
   return std::nullopt;
@@ -544,6 +552,10 @@ void Persistence::RunBackgroundSave(std::unique_ptr<BackgroundView> view) {
   uint64_t changes = view->changes;
   std::optional<std::string> error = WriteSnapshot(view.get());
   FinishViewUnwritten(*view);
+  {
+    std::lock_guard lock(view_mu_);
+    bgsave_view_ = nullptr;
+  }
   view.reset();
   int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - steady_start).count();
   last_bgsave_seconds_.store(seconds);

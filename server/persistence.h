@@ -12,7 +12,7 @@
 // slice moves into the file what writers wrote ahead of the walk (a key about to
 // change is first written as it was). Every key and item of the start is written once with
 // its value and TTL of the start, whatever SWAPDB, FLUSHDB, expiry or a resize do meanwhile.
-// FLUSHALL stops it instead, as Redis's kills its child (AbandonBackgroundSave).
+// FLUSHALL stops it instead, as Redis's FLUSHALL kills its child (AbandonBackgroundSave).
 // A view, once started, is always walked to its end, even when the file fails (the tables
 // point at it until then).
 // Clients come first: a slice ends after a few entries as soon as a client thread waits for
@@ -87,9 +87,10 @@ class Persistence {
   // the rewrite's walk ends, as Redis's BGSAVE SCHEDULE.
   BgsaveStart StartBackgroundSave(bool schedule = false);
   bool background_save_running() const { return bgsave_running_.load(); }
-  // FLUSHALL, holding every shard: a running BGSAVE stops and leaves the snapshot file as it
-  // was, as Redis kills its child (INFO's last status stays as it was). Its walk still ends,
-  // writing nothing: its views must be left by every table (engine/snapshot.h).
+  // FLUSHALL, holding every shard, before it empties them: a running BGSAVE stops and leaves
+  // the snapshot file as it was, as Redis kills its child (INFO's last status stays as it
+  // was). Its views are discarded at once, so the flush frees its keys itself, and the walk
+  // of the rest ends quickly, writing nothing (every table must be left by its view).
   void AbandonBackgroundSave();
   // FLUSHALL with `save` rules, from the thread that holds every shard: SAVE at once, as
   // Redis's FLUSHALL does, so that a restart does not bring back what it removed. An abandoned
@@ -211,6 +212,10 @@ class Persistence {
   // A background save checks bgsave_abandoned_ and renames its file under this, so that a
   // FLUSHALL's save, which renames under it too, is never replaced by the save it stopped.
   std::mutex rename_mu_;
+  // The running BGSAVE's view, for FLUSHALL to discard; set as it starts, cleared before it
+  // is destroyed, both under view_mu_.
+  std::mutex view_mu_;
+  BackgroundView* bgsave_view_ = nullptr;
   std::unique_ptr<BackgroundView> requested_view_;  // a BGSAVE the worker has to write
   std::thread worker_;
   std::atomic<uint64_t> temp_serial_{0};  // a FLUSHALL's save may write beside a stopping BGSAVE

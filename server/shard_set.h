@@ -36,7 +36,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cassert>
+#include <cstdlib>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -108,8 +108,8 @@ class ShardSet {
   template <typename Fn>
   decltype(auto) WithShardUntilWanted(uint32_t id, Fn&& fn) {
     // Only the persistence and rewrite threads walk this way; an atomic step already holds
-    // its shards, and locking one again would deadlock.
-    assert(tls_step_ == nullptr);
+    // its shards, and locking one again would deadlock: stop at once instead.
+    if (tls_step_ != nullptr) [[unlikely]] std::abort();
     Slot& slot = *slots_[id];
     if (!slot.mu.try_lock()) Wait(slot);
     std::lock_guard lock(slot.mu, std::adopt_lock);

@@ -288,6 +288,10 @@ TEST_F(SnapshotTest, AFlushDuringTheWalkWritesNothingAheadAndTheFileKeepsTheStar
   EXPECT_EQ(garbage.size(), 0u);  // the save holds them, not the flush's garbage
   EXPECT_EQ(db(0).stored(), 0u);
   EXPECT_EQ(db(1).stored(), 0u);
+  // The flushed tables are drained first, before the rest of database 0's walk.
+  EXPECT_TRUE(snapshot_->retired_pending());
+  ASSERT_FALSE(Slice(1000));
+  EXPECT_FALSE(snapshot_->retired_pending());
   PutString(0, "after", "x");
   db(0).Clear();  // a second flush of the emptied table is an ordinary one
   PutString(1, "b3", "new");
@@ -308,6 +312,28 @@ TEST_F(SnapshotTest, AFlushDuringTheWalkWritesNothingAheadAndTheFileKeepsTheStar
   FinishAndLoad(second, &stats);
   EXPECT_EQ(stats.keys_loaded, 1u);
   EXPECT_EQ(second.Value(1, "b3"), "new");
+}
+
+// A discarded save (its file failed, or FLUSHALL stopped it) writes nothing more: a flush then
+// frees its keys itself, at once, and the next save still sees every key once.
+TEST_F(SnapshotTest, AFlushAfterADiscardFreesTheKeysAtOnce) {
+  for (int i = 0; i < 300; ++i) PutString(0, "k" + std::to_string(i), "old");
+  Begin();
+  ASSERT_FALSE(Slice(50));
+  snapshot_->Discard();
+  records_.clear();
+  db(0).Clear();
+  EXPECT_FALSE(snapshot_->retired_pending());
+  for (int i = 0; i < 100; ++i) PutString(0, "k" + std::to_string(i), "new");
+  while (!Slice(10)) {
+  }
+  EXPECT_TRUE(records_.empty());
+  Begin();
+  Loaded back;
+  rdb::LoadStats stats;
+  FinishAndLoad(back, &stats);
+  EXPECT_EQ(stats.keys_loaded, 100u);
+  EXPECT_EQ(back.Value(0, "k5"), "new");
 }
 
 TEST_F(SnapshotTest, ASecondSaveSeesTheChangesOfTheFirstOnesTime) {
