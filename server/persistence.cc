@@ -406,14 +406,21 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
         discarding = true;  // FLUSHALL stopped this save: the rest of the walk writes nothing
         for (auto& part : parts) part->Discard();
       }
+      // A shard ahead with a flushed table goes first: its memory is freed as its slices
+      // drain it (engine/snapshot.h).
+      uint32_t at = id;
+      for (uint32_t ahead = id + 1; ahead < shards.size() && at == id; ++ahead) {
+        if (parts[ahead]->retired_pending()) at = ahead;
+      }
       size_t visited = 0;
       std::chrono::steady_clock::duration held{};
-      done = shards.WithShardUntilWanted(id, [&](engine::Shard&, const std::atomic<uint32_t>& waiters) {
+      bool finished = shards.WithShardUntilWanted(at, [&](engine::Shard&, const std::atomic<uint32_t>& waiters) {
         auto start = std::chrono::steady_clock::now();
-        bool finished = parts[id]->WalkSlice(kWalkSliceEntries, &visited, &waiters);
+        bool walked = parts[at]->WalkSlice(kWalkSliceEntries, &visited, &waiters);
         held = std::chrono::steady_clock::now() - start;
-        return finished;
+        return walked;
       });
+      if (at == id) done = finished;
       auto released = std::chrono::steady_clock::now();
       drain();
       if (hurry_.load(std::memory_order_relaxed)) continue;
