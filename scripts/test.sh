@@ -33,7 +33,7 @@ step "redis-benchmark against lapse"
 # not listen: redis-benchmark waits forever for a server that is not there.
 for _ in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 12000))
-  build/lapse-server --port "$port" --loglevel warning &
+  build/lapse-server --port "$port" --loglevel warning --save "" &
   pid=$!
   for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   redis-cli -p "$port" ping >/dev/null 2>&1 && break
