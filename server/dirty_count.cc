@@ -26,12 +26,12 @@ enum class Rule {
   kSet,           // SET: nil means NX / XX refused it, unless GET asked for the old value
   kSetRange,      // none for an empty value (Redis changes nothing then)
   kSetBit,        // one when the bit changed: the reply is the old bit
-  kGetEx,         // one when an option changed the deadline of an existing key
   kSort,          // the elements stored with STORE; a plain SORT writes nothing
-  kZadd,          // the reply (added, or added and updated with CH); INCR: one
-  kSmove,         // removed from one set and added to the other
   kBitfield,      // one per SET / INCRBY that did not fail for OVERFLOW FAIL
-  kByHandler,     // none here: the handler counts them (FLUSHDB, FLUSHALL: the keys removed)
+  // The handler counts them: its reply does not tell (ZADD without CH counts updated
+  // scores, LTRIM the elements removed, PFADD the registers raised; ShardCommand::changes),
+  // or it counts them itself (FLUSHDB, FLUSHALL: the keys removed).
+  kByHandler,
 };
 
 const std::unordered_map<std::string_view, Rule>& Rules() {
@@ -47,7 +47,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"zrem", Rule::kReplyCount},         {"zremrangebyscore", Rule::kReplyCount},
       {"zremrangebyrank", Rule::kReplyCount}, {"zremrangebylex", Rule::kReplyCount},
       {"xdel", Rule::kReplyCount},         {"xtrim", Rule::kReplyCount},
-      {"geoadd", Rule::kReplyCount},       {"pfadd", Rule::kReplyCount},
+      {"geoadd", Rule::kByHandler},        {"pfadd", Rule::kByHandler},
       {"sinterstore", Rule::kReplyNonZero}, {"sunionstore", Rule::kReplyNonZero},
       {"sdiffstore", Rule::kReplyNonZero}, {"zunionstore", Rule::kReplyNonZero},
       {"zinterstore", Rule::kReplyNonZero}, {"zdiffstore", Rule::kReplyNonZero},
@@ -63,8 +63,9 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"zmpop", Rule::kMultiPopped},       {"blmpop", Rule::kMultiPopped},
       {"bzmpop", Rule::kMultiPopped},      {"set", Rule::kSet},
       {"setrange", Rule::kSetRange},       {"setbit", Rule::kSetBit},
-      {"getex", Rule::kGetEx},             {"sort", Rule::kSort},
-      {"zadd", Rule::kZadd},               {"smove", Rule::kSmove},
+      {"getex", Rule::kByHandler},         {"sort", Rule::kSort},
+      {"zadd", Rule::kByHandler},          {"smove", Rule::kByHandler},
+      {"zincrby", Rule::kByHandler},       {"ltrim", Rule::kByHandler},
       {"bitfield", Rule::kBitfield},
   };
   return rules;
@@ -150,15 +151,8 @@ uint64_t ByRule(Rule rule, std::string_view name, Args args, std::string_view re
       return args.size() > 3 && args[3].empty() ? 0 : 1;
     case Rule::kSetBit:
       return args.size() > 3 && std::to_string(IntegerReply(reply)) != args[3] ? 1 : 0;
-    case Rule::kGetEx:
-      return args.size() > 2 && !IsNil(reply) ? 1 : 0;
     case Rule::kSort:
       return HasOption(args, 2, "STORE") ? Count(IntegerReply(reply)) : 0;
-    case Rule::kZadd:
-      if (HasOption(args, 2, "INCR")) return IsNil(reply) ? 0 : 1;
-      return Count(IntegerReply(reply));
-    case Rule::kSmove:
-      return IntegerReply(reply) == 1 && args.size() > 2 && args[1] != args[2] ? 2 : 0;
     case Rule::kBitfield:
       return BitfieldWrites(args, reply);
     case Rule::kByHandler:

@@ -11,9 +11,9 @@
 // their reply (an integer count, a nil, the popped elements); a few take it from their
 // arguments (MSET, HSET and the pushes change one thing per argument pair or element).
 // Where neither tells (ZADD without CH counts updated scores, LTRIM the elements removed,
-// PFADD the registers changed, SMOVE into a set that already had the
-// member) the count is Redis's for the common case; the README lists these. FLUSHDB and
-// FLUSHALL count the keys they removed themselves (server/key_commands.cc).
+// PFADD the registers raised, SMOVE one change less when the destination had the member),
+// the handler counts them (ShardCommand::changes). FLUSHDB and FLUSHALL count the keys they
+// removed themselves (server/key_commands.cc).
 #pragma once
 
 #include <cstdint>

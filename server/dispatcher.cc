@@ -170,9 +170,11 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
   bool failed = !uncounted && RepliedWithError(out, before);
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
   // count through the commands they run.
-  uint64_t changes = (spec.flags & kWrite) && !failed
-                         ? DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before))
-                         : 0;
+  std::optional<uint64_t> counted = std::exchange(handler_changes_, std::nullopt);
+  uint64_t changes = 0;
+  if ((spec.flags & kWrite) && !failed) {
+    changes = counted ? *counted : DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before));
+  }
   if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
     // Held back until the script's run counts; the arguments only for whoever shows them.
     bool shown = server_.monitors().any() || server_.slowlog().Wants(elapsed.count() / 1000);
@@ -276,6 +278,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
   double charge = server_.shards().WithShard(ShardOf(spec, args), [&](engine::Shard& shard) {
     ShardCommand cmd{shard, shard.db(session_.db), std::span(args), writer, server_.clock().NowMs(), server_};
     std::get<ShardHandler>(spec.handler)(cmd);
+    handler_changes_ = cmd.changes;
     bool rejected = RepliedWithError(*out, before);
     // Logged holding the shard: two writes to one key reach the log in the order they ran.
     if ((spec.flags & kWrite) && !rejected && server_.aof().enabled()) [[unlikely]] {
@@ -298,6 +301,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   cmd.dispatcher = this;
   bool logged = LogBeforeRun(spec, args);
   std::get<ConnHandler>(spec.handler)(cmd);
+  handler_changes_ = cmd.changes;
   if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   CountErrorReply(*out, before);
@@ -313,6 +317,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   if (!(spec.flags & kSumsCharges)) {
     bool logged = LogBeforeRun(spec, args);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    handler_changes_ = cmd.changes;
     // A blocking command may have sent the replies before its own (FlushReplies).
     before -= flushed_ - flushed;
     if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));

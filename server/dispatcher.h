@@ -205,6 +205,8 @@ class Dispatcher {
   ClientSession& session_;
   double charge_sum_ = 0;  // what the commands of the running EXEC or script cost so far
   size_t flushed_ = 0;     // bytes FlushReplies took out of the output buffer, ever
+  // The changes the last command's handler counted itself, for CountCall (ShardCommand::changes).
+  std::optional<uint64_t> handler_changes_;
   Tracking::CommandContext tracking_context_;
   // The command a script runs for (EVAL, FCALL, even inside EXEC): a read in the script
   // tracks that command's declared keys, as in Redis 7.0.

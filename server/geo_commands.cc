@@ -456,6 +456,7 @@ void CmdGeoAdd(ShardCommand& c) {
     (current ? updated : added) += 1;
     ChargeWrite(c.charge, current.has_value(), member.size() + sizeof(double));
   }
+  c.changes = static_cast<uint64_t>(added + updated);  // as ZADD, which Redis hands GEOADD to
   if (added + updated > 0) {
     c.db.Touch(c.args[1]);
     NotifyKeyspace(c, kEventZset, "zadd", c.args[1]);

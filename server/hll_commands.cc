@@ -64,13 +64,14 @@ void CmdPfAdd(ShardCommand& c) {
   if (e != nullptr && hll::IsDense(e->value())) {
     // Fixed size: registers are raised in place.
     auto* registers = reinterpret_cast<uint8_t*>(e->mutable_value()) + hll::kHeaderSize;
-    bool updated = false;
+    uint64_t updated = 0;
     for (size_t i = 2; i < c.args.size(); ++i) {
       hll::Pattern p = hll::PatternOf(c.args[i]);
-      updated |= hll::DenseSet(registers, p.index, p.count);
+      updated += hll::DenseSet(registers, p.index, p.count) ? 1 : 0;
     }
+    c.changes = updated;
     e->set_string_encoding(engine::StringEncoding::kRaw);
-    if (!updated) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Integer(0);
+    if (updated == 0) return c.charge.Add(engine::RuOp::kRead, bytes), c.reply.Integer(0);
     hll::InvalidateCache(e->mutable_value());
     c.db.Touch(key);
     NotifyKeyspace(c, kEventString, "pfadd", key);
@@ -81,7 +82,8 @@ void CmdPfAdd(ShardCommand& c) {
   size_t max_bytes = c.server.hll_sparse_max_bytes();
   std::string work = e != nullptr ? std::string(e->value()) : hll::NewSparse();
   int64_t deadline = e != nullptr ? e->deadline() : kNoDeadline;
-  bool updated = e == nullptr;
+  // Redis counts a new key and each element that raised a register as one change each.
+  uint64_t updated = e == nullptr ? 1 : 0;
   for (size_t i = 2; i < c.args.size(); ++i) {
     hll::SetResult r = hll::Add(&work, c.args[i], max_bytes);
     if (r == hll::SetResult::kCorrupt) {
@@ -91,9 +93,10 @@ void CmdPfAdd(ShardCommand& c) {
       else e->set_string_encoding(engine::StringEncoding::kRaw);
       return c.reply.Error(errors::kCorruptHll);
     }
-    if (r == hll::SetResult::kChanged) updated = true;
+    if (r == hll::SetResult::kChanged) ++updated;
   }
-  if (!updated) {
+  c.changes = updated;
+  if (updated == 0) {
     e->set_string_encoding(engine::StringEncoding::kRaw);
     c.charge.Add(engine::RuOp::kRead, bytes);
     return c.reply.Integer(0);

@@ -275,7 +275,7 @@ void CmdLTrim(ShardCommand& c) {
   bool wrong = false;
   Entry* e = FindList(c, &wrong, Lookup::kWrite);
   if (wrong) return;
-  if (e == nullptr) return c.reply.Ok();
+  if (e == nullptr) return c.changes = 0, c.reply.Ok();
   size_t size = list::Size(e), first = 0, last = 0;
   size_t drop_head = size, drop_tail = 0;
   if (ResolveRange(start, stop, size, &first, &last)) {
@@ -286,6 +286,7 @@ void CmdLTrim(ShardCommand& c) {
   c.charge.Add(engine::RuOp::kDelete, bytes);
   list::Drop(c.db, e, End::kHead, drop_head);
   list::Drop(c.db, e, End::kTail, drop_tail);
+  c.changes = drop_head + drop_tail;  // Redis counts the elements removed
   // Redis reports `ltrim` even when nothing was trimmed.
   NotifyKeyspace(c, kEventList, "ltrim", c.args[1]);
   Settle(c.server, c.db, e, c.args[1], c.now_ms);

@@ -497,6 +497,7 @@ void CmdSMove(ConnCommand& c) {
   int db = c.session.db;
   engine::CollectionLimits limits = c.server.collection_limits();
   enum class Outcome { kNone, kWrongType, kMoved } outcome = Outcome::kNone;
+  c.changes = 0;
   shards.RunHolding(ShardsOf(c, 1, 3), [&] {
     engine::Shard& from_shard = shards.shard(shards.ShardFor(src));
     engine::Shard& to_shard = shards.shard(shards.ShardFor(dst));
@@ -523,9 +524,14 @@ void CmdSMove(ConnCommand& c) {
     // The source's removal may have moved entries of the destination's db when both share a shard.
     d = to.Find(dst, now);
     if (!d) d = set::Create(to, dst, member, now);
-    // Redis reports `sadd` only when the destination did not hold the member already.
-    if (set::Add(to, d, member, limits)) NotifyKeyspace(c, kEventSet, "sadd", dst);
-    to.Touch(dst);
+    // Redis counts, touches and reports the destination only when it did not hold the
+    // member already.
+    c.changes = 1;
+    if (set::Add(to, d, member, limits)) {
+      to.Touch(dst);
+      NotifyKeyspace(c, kEventSet, "sadd", dst);
+      c.changes = 2;
+    }
     outcome = Outcome::kMoved;
   });
   if (outcome == Outcome::kWrongType) return c.reply.Error(errors::kWrongType);

@@ -233,9 +233,11 @@ void CmdGetEx(ShardCommand& c) {
   if (expiry.kind == ExpiryOption::kNone) ChargeRead(c.charge, c.args[1], e);
   else ChargeWrite(c.charge, true, c.args[1].size() + e->value().size());
   c.reply.Bulk(e->value());
+  c.changes = expiry.kind == ExpiryOption::kTime ? 1 : 0;
   if (expiry.kind == ExpiryOption::kPersist) {
-    // Redis reports `persist` only when there was a deadline to remove.
+    // Redis reports `persist`, and counts a change, only when there was a deadline to remove.
     if (e->deadline() != kNoDeadline) {
+      c.changes = 1;
       c.db.SetDeadline(e, kNoDeadline, c.now_ms);
       NotifyKeyspace(c, kEventGeneric, "persist", c.args[1]);
     }

@@ -231,6 +231,8 @@ void AddGeneric(ShardCommand& c, AddFlags f) {
     NotifyKeyspace(c, kEventZset, f.incr ? "zincr" : "zadd", c.args[1]);
   }
   if (added + updated == 0) c.charge.Add(engine::RuOp::kRead, c.args[1].size());
+  // Redis counts updated scores as changes, CH or not, and INCR by 0 as none.
+  c.changes = static_cast<uint64_t>(added + updated);
   if (f.incr) return processed > 0 ? c.reply.Double(last_score) : c.reply.Null();
   c.reply.Integer(f.ch ? added + updated : added);
 }

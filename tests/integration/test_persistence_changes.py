@@ -84,6 +84,27 @@ CASES = [
     (["ZADD z 1 a"], "ZADD z 1 a 3 b", 1),
     (["ZADD z 1 a"], "ZADD z CH 5 a 3 b", 2),
     (["ZADD z 1 a"], "ZADD z INCR 2 a", 1),
+    (["ZADD z 1 a 2 b"], "ZADD z 5 a 2 b 3 c", 2),
+    (["ZADD z 1 a"], "ZADD z INCR 0 a", 0),
+    (["ZADD z 1 a"], "ZADD z XX 1 a", 0),
+    (["ZADD z 1 a"], "ZINCRBY z 0 a", 0),
+    (["ZADD z 1 a"], "ZINCRBY z 2 a", 1),
+    (["GEOADD g 13.36 38.11 a"], "GEOADD g 15.08 37.50 a 13.36 38.11 b", 2),
+    (["RPUSH l a b c d e"], "LTRIM l 1 2", 3),
+    (["RPUSH l a b c"], "LTRIM l 0 -1", 0),
+    (["RPUSH l a b"], "LTRIM l 5 6", 2),
+    ([], "LTRIM l 0 1", 0),
+    ([], "PFADD p a b c", 4),
+    ([], "PFADD p", 1),
+    (["PFADD p"], "PFADD p", 0),
+    (["PFADD p a b c"], "PFADD p a d", 1),
+    (["SADD s a b", "SADD t a"], "SMOVE s t a", 1),
+    (["SADD s a b"], "SMOVE s s a", 0),
+    (["SADD s a b"], "SMOVE s t x", 0),
+    (["SET k v"], "GETEX k PERSIST", 0),
+    (["SET k v EX 100"], "GETEX k PERSIST", 1),
+    (["SET k v"], "GETEX k PXAT 1", 1),
+    ([], "GETEX k EX 100", 0),
     (["ZADD z 1 a 2 b"], "ZREM z a b x", 2),
     ([], "ZINCRBY z 1 a", 1),
     (["ZADD z 1 a 2 b 3 c"], "ZPOPMIN z 2", 2),
@@ -144,3 +165,33 @@ def test_save_resets_the_count(raw):
     assert changes(raw) == 0
     raw.call("HSET", "h", "f1", "1", "f2", "2", "f3", "3")
     assert changes(raw) == 3
+
+
+def test_pfadd_on_a_dense_sketch_counts_each_register_raised(raw):
+    old = raw.call("CONFIG", "GET", "hll-sparse-max-bytes")[1]
+    try:
+        assert raw.call("CONFIG", "SET", "hll-sparse-max-bytes", "0") == "OK"
+        raw.call("PFADD", "p", "a")
+        assert raw.call("STRLEN", "p") == 12304  # dense
+        before = changes(raw)
+        assert raw.call("PFADD", "p", "a", "b", "c") == 1
+        assert changes(raw) - before == 2
+        assert raw.call("PFADD", "p", "a", "b") == 0
+        assert changes(raw) - before == 2
+    finally:
+        raw.call("CONFIG", "SET", "hll-sparse-max-bytes", old)
+
+
+def test_smove_leaves_a_watched_destination_alone_when_it_had_the_member(raw, raw2):
+    raw.call("SADD", "s", "a", "b")
+    raw.call("SADD", "t", "a")
+    assert raw.call("WATCH", "t") == "OK"
+    assert raw2.call("SMOVE", "s", "t", "a") == 1
+    raw.call("MULTI")
+    raw.call("SCARD", "t")
+    assert raw.call("EXEC") == [1]
+    assert raw.call("WATCH", "t") == "OK"
+    assert raw2.call("SMOVE", "s", "t", "b") == 1
+    raw.call("MULTI")
+    raw.call("SCARD", "t")
+    assert raw.call("EXEC") is None
