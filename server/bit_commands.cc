@@ -111,6 +111,7 @@ void CmdSetBit(ShardCommand& c) {
   int old = bitops::SetBit(Bytes(e), offset, static_cast<int>(on));
   if (!grown && old != on) c.db.Touch(key);
   // As in Redis, a bit set to the value it had in a string that did not grow is no change.
+  c.changes = grown || old != on ? 1 : 0;
   if (grown || old != on) NotifyKeyspace(c, kEventString, "setbit", key);
   c.reply.Integer(old);
 }
@@ -298,10 +299,15 @@ void BitfieldGeneric(ShardCommand& c, bool read_only_command) {
   }
 
   bool written = false, applied = false;
+  uint64_t changes = 0;
   c.reply.ArrayHeader(ops.size());
   for (const FieldOp& op : ops) {
     if (op.kind != FieldOp::kGet) {
-      written |= RunFieldWrite(c.reply, Bytes(e), op, &applied);
+      bool op_applied = false;
+      bool changed = RunFieldWrite(c.reply, Bytes(e), op, &op_applied);
+      written |= changed;
+      applied |= op_applied;
+      if (changed || (grown && op_applied)) ++changes;
       continue;
     }
     std::string_view value = e ? e->value() : std::string_view();
@@ -311,6 +317,7 @@ void BitfieldGeneric(ShardCommand& c, bool read_only_command) {
   if (written && !grown) c.db.Touch(key);
   // Redis counts a write that changed the field, or any write into a string it created or
   // grew, and reports `setbit` once when there was one.
+  c.changes = changes;
   if (written || (grown && applied)) NotifyKeyspace(c, kEventString, "setbit", key);
 }
 
@@ -364,13 +371,17 @@ void CmdBitop(ConnCommand& c) {
     std::string result = bitops::Combine(op, views);
     result_len = result.size();
     engine::Db& to = shards.shard(shards.ShardFor(dest)).db(db);
+    // Redis counts one change for the value stored, or for the destination an empty result deleted.
+    c.changes = 0;
     if (result.empty()) {
       if (to.Erase(dest, now)) {
         ru += engine::RuCharge(engine::RuOp::kDelete, dest.size());
         NotifyKeyspace(c, kEventGeneric, "del", dest);
+        c.changes = 1;
       }
       return;
     }
+    c.changes = 1;
     bool replaced = to.Find(dest, now) != nullptr;
     ru += engine::RuCharge(replaced ? engine::RuOp::kReplace : engine::RuOp::kInsert, dest.size() + result.size());
     Entry* e = to.Put(dest, result, ValueType::kString, kNoDeadline, now);

@@ -75,7 +75,7 @@ struct ShardCommand {
   RequestCharge charge{};
   // Set by a handler whose reply does not show how many changes Redis counts for it
   // (server/dirty_count.h).
-  std::optional<uint64_t> changes;
+  std::optional<uint64_t> changes{};
 };
 
 // What ConnHandlers and FanoutHandlers see; they run on the connection's thread.
@@ -86,7 +86,7 @@ struct ConnCommand {
   protocol::ReplyWriter& reply;
   RequestCharge charge{};
   Dispatcher* dispatcher = nullptr;  // the connection's, for EXEC, which runs other commands
-  std::optional<uint64_t> changes;   // as ShardCommand's
+  std::optional<uint64_t> changes{};  // as ShardCommand's
 };
 
 using ShardHandler = void (*)(ShardCommand&);

@@ -16,18 +16,16 @@ using protocol::EqualsIgnoreCase;
 enum class Rule {
   kOne,           // one change unless it replied nil (LPOP of a missing key, SET NX refused)
   kReplyCount,    // the integer reply is the count (DEL, SADD, SREM, EXPIRE, SETNX, ...)
-  kReplyNonZero,  // one change when the integer reply is positive (SINTERSTORE, LINSERT)
+  kReplyNonZero,  // one change when the integer reply is positive (LINSERT)
   kKeyValuePairs,    // one per key-value pair after the name (MSET)
   kFieldValuePairs,  // one per field-value pair after the key (HSET, HMSET)
   kMsetnx,        // every pair when it set them (reply 1), else none
   kPushed,        // one per element pushed, when it pushed (LPUSHX on a missing key: none)
   kPopped,        // one per element popped (LPOP, SPOP, ZPOPMIN, with or without a count)
   kMultiPopped,   // LMPOP / ZMPOP: one per element in the reply's second part
-  kSet,           // SET: nil means NX / XX refused it, unless GET asked for the old value
+  kSet,           // SET: whether NX / XX let it set (SetChanged)
+  kRename,        // none for a key renamed to itself
   kSetRange,      // none for an empty value (Redis changes nothing then)
-  kSetBit,        // one when the bit changed: the reply is the old bit
-  kSort,          // the elements stored with STORE; a plain SORT writes nothing
-  kBitfield,      // one per SET / INCRBY that did not fail for OVERFLOW FAIL
   // The handler counts them: its reply does not tell (ZADD without CH counts updated
   // scores, LTRIM the elements removed, PFADD the registers raised; ShardCommand::changes),
   // or it counts them itself (FLUSHDB, FLUSHALL: the keys removed).
@@ -40,6 +38,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"expire", Rule::kReplyCount},       {"pexpire", Rule::kReplyCount},
       {"expireat", Rule::kReplyCount},     {"pexpireat", Rule::kReplyCount},
       {"persist", Rule::kReplyCount},      {"renamenx", Rule::kReplyCount},
+      {"rename", Rule::kRename},
       {"move", Rule::kReplyCount},         {"copy", Rule::kReplyCount},
       {"setnx", Rule::kReplyCount},        {"hsetnx", Rule::kReplyCount},
       {"sadd", Rule::kReplyCount},         {"srem", Rule::kReplyCount},
@@ -48,10 +47,14 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"zremrangebyrank", Rule::kReplyCount}, {"zremrangebylex", Rule::kReplyCount},
       {"xdel", Rule::kReplyCount},         {"xtrim", Rule::kReplyCount},
       {"geoadd", Rule::kByHandler},        {"pfadd", Rule::kByHandler},
-      {"sinterstore", Rule::kReplyNonZero}, {"sunionstore", Rule::kReplyNonZero},
-      {"sdiffstore", Rule::kReplyNonZero}, {"zunionstore", Rule::kReplyNonZero},
-      {"zinterstore", Rule::kReplyNonZero}, {"zdiffstore", Rule::kReplyNonZero},
-      {"zrangestore", Rule::kReplyNonZero}, {"linsert", Rule::kReplyNonZero},
+      {"linsert", Rule::kReplyNonZero},
+      {"sinterstore", Rule::kByHandler},   {"sunionstore", Rule::kByHandler},
+      {"sdiffstore", Rule::kByHandler},    {"zunionstore", Rule::kByHandler},
+      {"zinterstore", Rule::kByHandler},   {"zdiffstore", Rule::kByHandler},
+      {"zrangestore", Rule::kByHandler},   {"bitop", Rule::kByHandler},
+      {"georadius", Rule::kByHandler},     {"georadiusbymember", Rule::kByHandler},
+      {"geosearchstore", Rule::kByHandler},
+      {"xclaim", Rule::kByHandler},        {"xautoclaim", Rule::kByHandler},
       {"flushdb", Rule::kByHandler},       {"flushall", Rule::kByHandler},
       {"mset", Rule::kKeyValuePairs},      {"hset", Rule::kFieldValuePairs},
       {"hmset", Rule::kFieldValuePairs},   {"msetnx", Rule::kMsetnx},
@@ -62,11 +65,11 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"zpopmax", Rule::kPopped},          {"lmpop", Rule::kMultiPopped},
       {"zmpop", Rule::kMultiPopped},       {"blmpop", Rule::kMultiPopped},
       {"bzmpop", Rule::kMultiPopped},      {"set", Rule::kSet},
-      {"setrange", Rule::kSetRange},       {"setbit", Rule::kSetBit},
-      {"getex", Rule::kByHandler},         {"sort", Rule::kSort},
+      {"setrange", Rule::kSetRange},       {"setbit", Rule::kByHandler},
+      {"getex", Rule::kByHandler},         {"sort", Rule::kByHandler},
       {"zadd", Rule::kByHandler},          {"smove", Rule::kByHandler},
       {"zincrby", Rule::kByHandler},       {"ltrim", Rule::kByHandler},
-      {"bitfield", Rule::kBitfield},
+      {"bitfield", Rule::kByHandler},
   };
   return rules;
 }
@@ -109,20 +112,14 @@ uint64_t MultiPopped(std::string_view reply) {
   return decoded.elements.size() == 2 ? decoded.elements[1].elements.size() : 0;
 }
 
-uint64_t BitfieldWrites(Args args, std::string_view reply) {
-  protocol::Reply decoded = protocol::DecodeReply(reply);
-  uint64_t writes = 0;
-  size_t result = 0;  // GET, SET and INCRBY each have a result; OVERFLOW has none
-  for (size_t i = 2; i < args.size(); ++i) {
-    bool get = EqualsIgnoreCase(args[i], "GET");
-    bool write = EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY");
-    if (!get && !write) continue;
-    bool failed = result < decoded.elements.size() && decoded.elements[result].type == protocol::ReplyType::kNull;
-    if (write && !failed) ++writes;
-    ++result;
-    i += write ? 3 : 2;
-  }
-  return writes;
+// Without GET a refused SET replies nil. With GET the reply is the old value: NX set only a
+// missing key (nil), XX only an existing one.
+bool SetChanged(Args args, std::string_view reply) {
+  bool nil = IsNil(reply);
+  if (!HasOption(args, 3, "GET")) return !nil;
+  if (HasOption(args, 3, "NX")) return nil;
+  if (HasOption(args, 3, "XX")) return !nil;
+  return true;
 }
 
 uint64_t ByRule(Rule rule, std::string_view name, Args args, std::string_view reply) {
@@ -146,15 +143,11 @@ uint64_t ByRule(Rule rule, std::string_view name, Args args, std::string_view re
     case Rule::kMultiPopped:
       return MultiPopped(reply);
     case Rule::kSet:
-      return IsNil(reply) && !HasOption(args, 3, "GET") ? 0 : 1;
+      return SetChanged(args, reply) ? 1 : 0;
+    case Rule::kRename:
+      return args.size() > 2 && args[1] == args[2] ? 0 : 1;
     case Rule::kSetRange:
       return args.size() > 3 && args[3].empty() ? 0 : 1;
-    case Rule::kSetBit:
-      return args.size() > 3 && std::to_string(IntegerReply(reply)) != args[3] ? 1 : 0;
-    case Rule::kSort:
-      return HasOption(args, 2, "STORE") ? Count(IntegerReply(reply)) : 0;
-    case Rule::kBitfield:
-      return BitfieldWrites(args, reply);
     case Rule::kByHandler:
       return 0;
   }

@@ -169,11 +169,14 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
   bool uncounted = std::exchange(session_.error_reply_uncounted, false);
   bool failed = !uncounted && RepliedWithError(out, before);
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
-  // count through the commands they run.
+  // count through the commands they run. A handler's own count may come from a read
+  // (PFCOUNT's cached estimate).
   std::optional<uint64_t> counted = std::exchange(handler_changes_, std::nullopt);
   uint64_t changes = 0;
-  if ((spec.flags & kWrite) && !failed) {
-    changes = counted ? *counted : DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before));
+  if (counted && !failed) {
+    changes = *counted;
+  } else if ((spec.flags & kWrite) && !failed) {
+    changes = DirtyChanges(spec.name, Args(args), std::string_view(out).substr(before));
   }
   if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
     // Held back until the script's run counts; the arguments only for whoever shows them.

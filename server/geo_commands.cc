@@ -399,6 +399,7 @@ void StoringSearch(ConnCommand& c, Variant variant, size_t src_index, KeyFinder 
     std::string_view dest = c.args[*result.request.store_index];
     stored = StoredElements(result);
     StoreZSet(c, db_of(dest), dest, stored, limits, now, variant == Variant::kSearchStore ? "geosearchstore" : "georadiusstore");
+    if (!stored.empty()) c.changes = stored.size();  // Redis counts each member a search stored
   });
   if (wrong_type) return c.reply.Error(errors::kWrongType);
   if (bad_input) return c.reply.Error(error);

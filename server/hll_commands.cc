@@ -157,6 +157,7 @@ void CountOne(ConnCommand& c, int db, int64_t now) {
     }
     card = *estimate;
     hll::StoreCachedCardinality(e->mutable_value(), card);
+    c.changes = 1;  // Redis counts the cache it wrote back, though PFCOUNT is a read
     d.Touch(key);
     // Redis signals the change (no keyspace event): tracking clients drop the old bytes.
     c.server.tracking().KeyModified(key);

@@ -428,10 +428,14 @@ void SetAlgebra(ConnCommand& c, SetOp op, bool store) {
     if (!(op == SetOp::kInter && any_missing)) result = Compute(op, sources.sets, limits.set_max_intset_entries);
     if (store) {
       engine::Db& dst = shards.shard(shards.ShardFor(c.args[1])).db(c.session.db);
+      // Redis counts one change for the set stored, or for the destination an empty result deleted.
+      c.changes = 0;
       if (StoreSet(dst, c.args[1], result, limits, now)) {
         NotifyKeyspace(c, kEventSet, StoreEvent(op), c.args[1]);
+        c.changes = 1;
       } else if (dst.Erase(c.args[1], now)) {
         NotifyKeyspace(c, kEventGeneric, "del", c.args[1]);  // an empty result deletes the destination
+        c.changes = 1;
       }
     }
   });

@@ -490,6 +490,8 @@ void SortGeneric(ConnCommand& c, bool read_only) {
   if (o.store) {
     size_t bytes = o.store->size();
     for (const auto& v : answer) bytes += v ? v->size() : 0;
+    // Redis counts each element stored, or one for the destination an empty answer deleted.
+    c.changes = answer.empty() ? (replaced ? 1 : 0) : answer.size();
     if (!answer.empty()) {
       ChargeWrite(c.charge, replaced, bytes);
     } else if (replaced) {

@@ -323,11 +323,15 @@ void ReplyClaimed(protocol::ReplyWriter& out, const Stream& s, StreamId id, bool
   });
 }
 
-// The consumer claiming, created (with its event) on the first claim, as Redis does.
-void ClaimingConsumer(ShardCommand& c, StreamGroup& group, bool* seen) {
+// The consumer claiming, created (with its event) on the first claim, as Redis does, which
+// counts the creation as a change.
+void ClaimingConsumer(ShardCommand& c, StreamGroup& group, bool* seen, uint64_t* changes) {
   if (*seen) return;
   *seen = true;
-  if (group.AddConsumer(c.args[3], c.now_ms)) NotifyKeyspace(c, kEventStream, "xgroup-createconsumer", c.args[1]);
+  if (group.AddConsumer(c.args[3], c.now_ms)) {
+    NotifyKeyspace(c, kEventStream, "xgroup-createconsumer", c.args[1]);
+    ++*changes;
+  }
   group.consumers.find(c.args[3])->second.seen_time_ms = c.now_ms;
 }
 
@@ -388,7 +392,13 @@ void CmdXClaim(ShardCommand& c) {
   }
   ClaimOptions o;
   if (!ParseClaimOptions(c, j, &o)) return;
-  if (o.last_id > group->last_id) group->last_id = o.last_id;
+  // Redis counts a change for the group's last id moved, each entry claimed, each deleted
+  // entry dropped from the PEL and the consumer created.
+  uint64_t changes = 0;
+  if (o.last_id > group->last_id) {
+    group->last_id = o.last_id;
+    ++changes;
+  }
   int64_t delivery = o.delivery_time < 0 || o.delivery_time > c.now_ms ? c.now_ms : o.delivery_time;
   std::string body;
   protocol::ReplyWriter out(&body, c.reply.version());
@@ -398,7 +408,7 @@ void CmdXClaim(ShardCommand& c) {
     auto nack = group->pel.find(id);
     if (!s->Lookup(id, [](StreamId, std::span<const std::string_view>) { return false; })) {
       // A pending entry deleted from the stream leaves the PEL.
-      if (nack != group->pel.end()) group->Acknowledge(id);
+      if (nack != group->pel.end()) group->Acknowledge(id), ++changes;
       continue;
     }
     bool forced = false;
@@ -408,7 +418,7 @@ void CmdXClaim(ShardCommand& c) {
     }
     if (nack == group->pel.end()) continue;
     if (!forced && min_idle != 0 && c.now_ms - nack->second.delivery_time_ms < min_idle) continue;
-    ClaimingConsumer(c, *group, &seen);
+    ClaimingConsumer(c, *group, &seen, &changes);
     TakeOver(*group, id, nack->second, c.args[3], delivery);
     if (o.retry_count >= 0) {
       nack->second.delivery_count = static_cast<uint64_t>(o.retry_count);
@@ -418,6 +428,7 @@ void CmdXClaim(ShardCommand& c) {
     ReplyClaimed(out, *s, id, o.justid);
     ++n;
   }
+  c.changes = changes + n;
   c.reply.ArrayHeader(n);
   c.reply.buffer()->append(body);
 }
@@ -457,6 +468,7 @@ void CmdXAutoClaim(ShardCommand& c) {
   size_t n = 0;
   std::vector<StreamId> deleted;
   bool seen = false;
+  uint64_t created = 0;
   int64_t attempts = count * 10;
   // `it` is what Redis's iterator would return next.
   auto it = group->pel.lower_bound(start);
@@ -470,12 +482,13 @@ void CmdXAutoClaim(ShardCommand& c) {
       continue;
     }
     if (min_idle != 0 && c.now_ms - current->second.delivery_time_ms < min_idle) continue;
-    ClaimingConsumer(c, *group, &seen);
+    ClaimingConsumer(c, *group, &seen, &created);
     TakeOver(*group, id, current->second, c.args[3], c.now_ms);
     if (!justid) ++current->second.delivery_count;
     ReplyClaimed(out, *s, id, justid);
     ++n, --count;
   }
+  c.changes = created + n + deleted.size();  // as XCLAIM's
   c.reply.ArrayHeader(3);
   c.reply.Bulk((it == group->pel.end() ? StreamId::Min() : it->first).ToString());
   c.reply.ArrayHeader(n);

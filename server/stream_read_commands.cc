@@ -146,13 +146,13 @@ void ReplyStream(protocol::ReplyWriter& reply, std::string_view key, const Strea
   ReplyRange(reply, s, after, StreamId::Max(), false, count);
 }
 
-// The consumer XREADGROUP reads as, created (with its event) when new.
-void SeeConsumer(const Server& server, uint32_t db, std::string_view key, StreamGroup& group,
+// The consumer XREADGROUP reads as, created (with its event) when new; true when created.
+bool SeeConsumer(const Server& server, uint32_t db, std::string_view key, StreamGroup& group,
                  std::string_view consumer, int64_t now) {
-  if (group.AddConsumer(consumer, now)) {
-    server.keyspace_events().Notify(kEventStream, "xgroup-createconsumer", key, db);
-  }
+  bool created = group.AddConsumer(consumer, now);
+  if (created) server.keyspace_events().Notify(kEventStream, "xgroup-createconsumer", key, db);
   group.consumers.find(consumer)->second.seen_time_ms = now;
+  return created;
 }
 
 // XREADGROUP's entries of one stream: new ones after the group's last id (`history` false),
@@ -291,7 +291,9 @@ bool ReadAtOnce(ConnCommand& c, const XReadArgs& a, Args keys, Args id_args, std
       bool history = (*after)[i] != StreamId::Max();
       if (!history && !(s.length() > 0 && s.LastLiveId() > group.last_id)) continue;
       ++served;
-      SeeConsumer(c.server, static_cast<uint32_t>(c.session.db), keys[i], group, a.consumer, now);
+      // Redis counts a change for each stream a group read served and each consumer it created.
+      c.changes = c.changes.value_or(0) + 1;
+      if (SeeConsumer(c.server, static_cast<uint32_t>(c.session.db), keys[i], group, a.consumer, now)) ++*c.changes;
       ReplyGroupStream(out, keys[i], s, group, a.consumer, history ? (*after)[i] : group.last_id, history, a, now);
     }
     answered = served > 0;

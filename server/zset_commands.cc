@@ -577,13 +577,16 @@ Entry* FindIn(ConnCommand& c, std::string_view key, int64_t now, Lookup kind) {
 // reports `event`, or deletes the key when there are none (`del`, if it existed).
 void StoreZSet(ConnCommand& c, engine::Db& db, std::string_view key, std::vector<std::pair<std::string, double>> elements,
                const engine::CollectionLimits& limits, int64_t now, const char* event) {
+  c.changes = 0;
   if (elements.empty()) {
     if (db.Erase(key, now)) {
       db.Touch(key);
       NotifyKeyspace(c, kEventGeneric, "del", key);
+      c.changes = 1;
     }
     return;
   }
+  c.changes = 1;
   zset::Build(db, key, std::move(elements), limits, now);
   db.Touch(key);
   NotifyKeyspace(c, kEventZset, event, key);

@@ -19,7 +19,8 @@ namespace lapse::server {
 
 // Replaces `key` in `db` with a sorted set of `elements` (laid out as Redis lays out a set
 // built whole) and reports `event`, or deletes the key when there are none (`del`, if it
-// existed). Touches the key for WATCH either way when it changed.
+// existed). Touches the key for WATCH either way when it changed. Counts one change for
+// either (ConnCommand::changes), as Redis counts ZUNIONSTORE's.
 void StoreZSet(ConnCommand& c, engine::Db& db, std::string_view key, std::vector<std::pair<std::string, double>> elements,
                const engine::CollectionLimits& limits, int64_t now, const char* event);
 

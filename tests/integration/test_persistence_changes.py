@@ -105,6 +105,53 @@ CASES = [
     (["SET k v EX 100"], "GETEX k PERSIST", 1),
     (["SET k v"], "GETEX k PXAT 1", 1),
     ([], "GETEX k EX 100", 0),
+    (["SET k v"], "SET k w NX GET", 0),
+    ([], "SET k w NX GET", 1),
+    ([], "SET k w XX GET", 0),
+    (["SET k v"], "SET k w XX GET", 1),
+    (["SET k v"], "RENAME k k", 0),
+    (["SET d x"], "SINTERSTORE d none", 1),
+    ([], "SINTERSTORE d none", 0),
+    (["SET d x", "SADD a 1"], "SDIFFSTORE d a a", 1),
+    (["SET d x"], "ZUNIONSTORE d 1 none", 1),
+    (["SET d x"], "ZRANGESTORE d none 0 -1", 1),
+    (["SET d x"], "SORT none STORE d", 1),
+    ([], "SORT none STORE d", 0),
+    (["RPUSH l 3 1 2"], "SORT l", 0),
+    (["SET d x"], "BITOP AND d none", 1),
+    ([], "BITOP AND d none", 0),
+    (["SET a x"], "BITOP OR d a", 1),
+    (["GEOADD g 13.36 38.11 a 15.08 37.50 b"], "GEOSEARCHSTORE d g FROMMEMBER a BYRADIUS 500 km", 2),
+    (["GEOADD g 13.36 38.11 a 15.08 37.50 b"], "GEORADIUS g 15 37 200 km STORE d", 2),
+    (["GEOADD g 13.36 38.11 a 15.08 37.50 b"], "GEORADIUS g 15 37 200 km", 0),
+    (["SET d x"], "GEOSEARCHSTORE d none FROMLONLAT 0 0 BYRADIUS 1 km", 1),
+    ([], "SETBIT k 0 0", 1),
+    (["SET k a"], "SETBIT k 100 0", 1),
+    (["SET k a"], "BITFIELD k SET u8 0 97", 0),
+    (["SET k a"], "BITFIELD k INCRBY u8 0 0", 0),
+    (["SET k a"], "BITFIELD k SET u8 8 0", 1),
+    (["SET k 1"], "BITFIELD k INCRBY u2 0 5 OVERFLOW FAIL INCRBY u2 0 5", 1),
+    (["PFADD a x"], "PFCOUNT a", 1),
+    (["PFADD a x", "PFCOUNT a"], "PFCOUNT a", 0),
+    (["PFADD a x", "PFADD b y"], "PFCOUNT a b", 0),
+    (["XADD x 1-1 f v", "XADD y 1-1 f v", "XGROUP CREATE x g 0", "XGROUP CREATE y g 0"],
+     "XREADGROUP GROUP g c STREAMS x y > >", 4),
+    (["XADD x 1-1 f v", "XADD y 1-1 f v", "XGROUP CREATE x g 0", "XGROUP CREATE y g $"],
+     "XREADGROUP GROUP g c STREAMS x y > >", 2),
+    (["XADD x 1-1 f v", "XGROUP CREATE x g $"], "XREADGROUP GROUP g c STREAMS x >", 0),
+    (["XADD x 1-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >"],
+     "XREADGROUP GROUP g c STREAMS x 0", 1),
+    (["XADD x 1-1 f v", "XADD x 2-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >"],
+     "XCLAIM x g c2 0 1-1 2-1", 3),
+    (["XADD x 1-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >"],
+     "XCLAIM x g c2 100000 1-1", 0),
+    (["XADD x 1-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >"],
+     "XCLAIM x g c 100000 1-1 LASTID 5-0", 1),
+    (["XADD x 1-1 f v", "XADD x 2-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >", "XDEL x 1-1"],
+     "XCLAIM x g c2 0 1-1", 1),
+    (["XADD x 1-1 f v", "XADD x 2-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >", "XDEL x 1-1"],
+     "XAUTOCLAIM x g c2 0 0", 3),
+    (["XADD x 1-1 f v", "XGROUP CREATE x g 0", "XREADGROUP GROUP g c STREAMS x >"], "XAUTOCLAIM x g c3 100000 0", 0),
     (["ZADD z 1 a 2 b"], "ZREM z a b x", 2),
     ([], "ZINCRBY z 1 a", 1),
     (["ZADD z 1 a 2 b 3 c"], "ZPOPMIN z 2", 2),
@@ -156,6 +203,16 @@ def test_failed_writes_and_transactions(raw):
     raw.call("DEL", "missing")
     assert raw.call("EXEC") == ["OK", 3, 0]
     assert changes(raw) - before == 5
+
+
+def test_pfcount_in_a_transaction_counts_its_cache_write(raw):
+    raw.call("PFADD", "a", "x")
+    before = changes(raw)
+    raw.call("MULTI")
+    raw.call("PFCOUNT", "a")
+    raw.call("PFCOUNT", "a")
+    assert raw.call("EXEC") == [1, 1]
+    assert changes(raw) - before == 1
 
 
 def test_save_resets_the_count(raw):
