@@ -130,6 +130,7 @@ void FunctionLoad(ConnCommand& c) {
     return AddLibrary(next, library, replace, "ERR Library '%s' already exists");
   });
   if (error) return c.reply.Error(*error);
+  c.changes = 1;  // Redis counts each change to the libraries, FUNCTION FLUSH's too, as one
   c.reply.Bulk(name);
 }
 
@@ -140,6 +141,7 @@ void FunctionDelete(ConnCommand& c) {
     return std::nullopt;
   });
   if (error) return c.reply.Error(*error);
+  c.changes = 1;
   c.reply.Ok();
 }
 
@@ -256,6 +258,7 @@ void FunctionRestore(ConnCommand& c) {
     return std::nullopt;
   });
   if (error) return c.reply.Error(*error);
+  c.changes = 1;
   c.reply.Ok();
 }
 
@@ -267,6 +270,7 @@ void FunctionFlush(ConnCommand& c) {
     next.libraries.clear();
     return std::nullopt;
   });
+  c.changes = 1;
   c.reply.Ok();
 }
 

@@ -252,3 +252,19 @@ def test_smove_leaves_a_watched_destination_alone_when_it_had_the_member(raw, ra
     raw.call("MULTI")
     raw.call("SCARD", "t")
     assert raw.call("EXEC") is None
+
+
+def test_function_library_changes_count_one_each(raw):
+    code = "#!lua name=changes_lib\nredis.register_function('changes_f', function() return 1 end)"
+    raw.call("FUNCTION", "FLUSH")
+    before = changes(raw)
+    assert raw.call("FUNCTION", "LOAD", code) == b"changes_lib"
+    assert isinstance(raw.call("FUNCTION", "LOAD", code), RespError)
+    assert raw.call("FUNCTION", "LOAD", "REPLACE", code) == b"changes_lib"
+    dump = raw.call("FUNCTION", "DUMP")
+    assert raw.call("FUNCTION", "DELETE", "changes_lib") == "OK"
+    assert isinstance(raw.call("FUNCTION", "DELETE", "changes_lib"), RespError)
+    assert raw.call("FUNCTION", "RESTORE", dump) == "OK"
+    assert raw.call("FUNCTION", "FLUSH") == "OK"
+    assert raw.call("FUNCTION", "FLUSH") == "OK"
+    assert changes(raw) - before == 6
