@@ -155,6 +155,11 @@ class Db {
     if (!watched_.empty()) [[unlikely]] TouchWatchers(key);
     if (!blocked_.empty()) [[unlikely]] SignalReady(key);
   }
+  // Wakes the clients blocked on `key` without touching its watchers: Redis signals a stream
+  // ready, not modified, when XGROUP DESTROY or XSETID changes what a blocked reader sees.
+  void WakeBlocked(std::string_view key) {
+    if (!blocked_.empty()) [[unlikely]] SignalReady(key);
+  }
   // Before this database's contents are replaced by `replacement`'s (SWAPDB) or dropped
   // (nullptr: FLUSHDB, FLUSHALL): touches the watched keys whose value that changes.
   void TouchAllWatched(const Db* replacement, int64_t now_ms);

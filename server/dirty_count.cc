@@ -55,6 +55,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"georadius", Rule::kByHandler},     {"georadiusbymember", Rule::kByHandler},
       {"geosearchstore", Rule::kByHandler},
       {"xclaim", Rule::kByHandler},        {"xautoclaim", Rule::kByHandler},
+      {"xgroup", Rule::kByHandler},        {"xack", Rule::kReplyCount},
       {"flushdb", Rule::kByHandler},       {"flushall", Rule::kByHandler},
       {"mset", Rule::kKeyValuePairs},      {"hset", Rule::kFieldValuePairs},
       {"hmset", Rule::kFieldValuePairs},   {"msetnx", Rule::kMsetnx},

@@ -99,6 +99,7 @@ void XGroupCreate(ShardCommand& c, Entry* e, bool mkstream, int64_t entries_read
   if (!created) return c.reply.Error("BUSYGROUP Consumer Group name already exists");
   it->second.last_id = id;
   it->second.entries_read = entries_read;
+  c.changes = 1;  // MKSTREAM's new stream included, as Redis counts it
   c.reply.Ok();
   Notify(c, "xgroup-create");
 }
@@ -132,20 +133,26 @@ void CmdXGroup(ShardCommand& c) {
     if (!ParseGroupId(c, &stream::Of(e), false, &id)) return;
     group->last_id = id;
     group->entries_read = entries_read;
+    c.changes = 1;
     c.reply.Ok();
     return Notify(c, "xgroup-setid");
   }
+  // Redis counts one change for a group created, moved or destroyed and for a consumer created
+  // or deleted, none when there was nothing to do (XGROUP CREATE counts in XGroupCreate).
+  c.changes = 0;
   if (EqualsIgnoreCase(sub, "DESTROY") && argc == 4) {
     if (group == nullptr) return c.reply.Integer(0);
+    c.changes = 1;
     stream::Of(e).groups().erase(std::string(c.args[3]));
     c.reply.Integer(1);
     Notify(c, "xgroup-destroy");
-    // Readers blocked on the group learn that it is gone.
-    c.db.Touch(c.args[2]);
+    // Readers blocked on the group learn that it is gone; watchers see no change, as in Redis 7.0.
+    c.db.WakeBlocked(c.args[2]);
     return;
   }
   if (EqualsIgnoreCase(sub, "CREATECONSUMER") && argc == 5) {
     bool created = group->AddConsumer(c.args[4], c.now_ms);
+    c.changes = created ? 1 : 0;
     c.reply.Integer(created ? 1 : 0);
     if (created) Notify(c, "xgroup-createconsumer");
     return;
@@ -153,6 +160,7 @@ void CmdXGroup(ShardCommand& c) {
   if (EqualsIgnoreCase(sub, "DELCONSUMER") && argc == 5) {
     auto it = group->consumers.find(c.args[4]);
     if (it == group->consumers.end()) return c.reply.Integer(0);
+    c.changes = 1;
     auto pending = static_cast<int64_t>(it->second.pending.size());
     for (const auto& [id, unused] : it->second.pending) group->pel.erase(id);
     group->consumers.erase(it);
