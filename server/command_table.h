@@ -27,6 +27,7 @@
 
 #include "engine/request_units.h"
 #include "server/asio.h"
+#include "server/reply_errors.h"
 
 namespace lapse::engine {
 class Shard;
@@ -87,6 +88,9 @@ struct ConnCommand {
   RequestCharge charge{};
   Dispatcher* dispatcher = nullptr;  // the connection's, for EXEC, which runs other commands
   std::optional<uint64_t> changes{};  // as ShardCommand's
+  // Set by a handler whose reply's errors count otherwise than by its first byte (a script's
+  // result, server/reply_errors.h).
+  std::optional<ReplyErrors> reply_errors{};
 };
 
 using ShardHandler = void (*)(ShardCommand&);

@@ -167,7 +167,8 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
   auto end = std::chrono::steady_clock::now();
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
   bool uncounted = std::exchange(session_.error_reply_uncounted, false);
-  bool failed = !uncounted && RepliedWithError(out, before);
+  std::optional<ReplyErrors> reply_errors = std::exchange(handler_reply_errors_, std::nullopt);
+  bool failed = reply_errors ? reply_errors->failed : !uncounted && RepliedWithError(out, before);
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
   // count through the commands they run. A handler's own count may come from a read
   // (PFCOUNT's cached estimate).
@@ -208,13 +209,19 @@ void Dispatcher::RecordCall(const CommandSpec& spec, uint32_t stat_id, std::chro
 }
 
 void Dispatcher::CountErrorReply(const std::string& out, size_t at) {
+  if (handler_reply_errors_) [[unlikely]] {
+    for (const std::string& line : handler_reply_errors_->counted) CountErrorLine(line);
+    return;
+  }
   // DEBUG ERROR's reply is counted nowhere, as in Redis.
   if (session_.error_reply_uncounted || !RepliedWithError(out, at)) [[likely]] return;
-  if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
-    std::string_view reply = std::string_view(out).substr(at);
-    return undo->HoldError(reply.substr(0, reply.find("\r\n") + 2));
-  }
-  server_.error_stats().CountIfError(out, at);
+  std::string_view reply = std::string_view(out).substr(at);
+  CountErrorLine(reply.substr(0, reply.find("\r\n") + 2));
+}
+
+void Dispatcher::CountErrorLine(std::string_view line) {
+  if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] return undo->HoldError(line);
+  server_.error_stats().CountIfError(std::string(line), 0);
 }
 
 // Redis shows a script's EVAL or FCALL before the commands the script runs, and a blocking
@@ -330,6 +337,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
     // inside EXEC that sum goes on into EXEC's.
     double outer_sum = std::exchange(charge_sum_, 0);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    handler_reply_errors_ = std::move(cmd.reply_errors);
     SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
     session_.last_charge = charge_sum_;
     charge_sum_ += outer_sum;

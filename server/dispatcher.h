@@ -120,8 +120,12 @@ class Dispatcher {
                   uint64_t changes, const std::vector<std::string_view>& args, int db);
   // INFO errorstats: the error reply at out[at], if there is one (held back like CountCall).
   void CountErrorReply(const std::string& out, size_t at);
+  // Counts one error reply line ("-CODE ...\r\n"), held back while a script step may roll back.
+  void CountErrorLine(std::string_view line);
   // Before a script's command runs in a step that may start over: keeps the pre-images of the
   // keys it may write, or takes every shard when they cannot be kept (ShardBusy).
+  // Counts a command a script's redis.call could not run, as Redis does; returns `refusal`.
+  ScriptHost::Refusal CountScriptRefusal(ScriptHost::Refusal refusal, const CommandSpec* spec, uint32_t stat_id);
   void PrepareUndo(ShardSet::AtomicStep& step, const CommandSpec& spec, const std::vector<std::string_view>& args,
                    std::span<const uint32_t> footprint);
   // CLIENT PAUSE: waits while the pause holds `spec`, after writing the replies so far; false
@@ -207,6 +211,8 @@ class Dispatcher {
   size_t flushed_ = 0;     // bytes FlushReplies took out of the output buffer, ever
   // The changes the last command's handler counted itself, for CountCall (ShardCommand::changes).
   std::optional<uint64_t> handler_changes_;
+  // The errors the last command's reply holds, when its handler said (ConnCommand::reply_errors).
+  std::optional<ReplyErrors> handler_reply_errors_;
   Tracking::CommandContext tracking_context_;
   // The command a script runs for (EVAL, FCALL, even inside EXEC): a read in the script
   // tracks that command's declared keys, as in Redis 7.0.

@@ -34,26 +34,28 @@ bool PreImagesDescribe(const CommandSpec& spec) {
 ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
                                              bool allow_oom, protocol::RespVersion resp, std::string* out) {
   const CommandSpec* spec = server_.commands().Find(args[0]);
-  if (spec == nullptr) return ScriptHost::Refusal::kUnknownCommand;
+  if (spec == nullptr) return CountScriptRefusal(ScriptHost::Refusal::kUnknownCommand, nullptr, 0);
   int arity = spec->arity;
   uint32_t stat_id = spec->stat_id;
   if (!spec->subcommands.empty() && args.size() > 1) {
     const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
-    if (sub == nullptr) return ScriptHost::Refusal::kUnknownCommand;
+    if (sub == nullptr) return CountScriptRefusal(ScriptHost::Refusal::kUnknownCommand, nullptr, 0);
     arity = sub->arity;
     stat_id = sub->stat_id;
   }
-  if (!ArityOk(arity, args.size())) return ScriptHost::Refusal::kWrongArity;
-  if (spec->flags & (kNoScript | kProtected)) return ScriptHost::Refusal::kNotAllowed;
+  if (!ArityOk(arity, args.size())) return CountScriptRefusal(ScriptHost::Refusal::kWrongArity, spec, stat_id);
+  if (spec->flags & (kNoScript | kProtected)) return CountScriptRefusal(ScriptHost::Refusal::kNotAllowed, spec, stat_id);
   if (session_.info->acl_restricted.load(std::memory_order_relaxed)) [[unlikely]] {
     if (std::optional<AclDenial> denial = AclDenies(*spec, stat_id, args)) {
       RefuseForAcl(server_, session_, *denial, "lua");
       *out = NoPermInScriptError(*denial);
-      return ScriptHost::Refusal::kNoPermission;
+      return CountScriptRefusal(ScriptHost::Refusal::kNoPermission, spec, stat_id);
     }
   }
-  if (read_only && (spec->flags & kWrite)) return ScriptHost::Refusal::kWriteInReadOnly;
-  if ((spec->flags & kDenyOom) && !allow_oom && server_.OverMaxmemory()) return ScriptHost::Refusal::kOom;
+  if (read_only && (spec->flags & kWrite)) return CountScriptRefusal(ScriptHost::Refusal::kWriteInReadOnly, spec, stat_id);
+  if ((spec->flags & kDenyOom) && !allow_oom && server_.OverMaxmemory()) {
+    return CountScriptRefusal(ScriptHost::Refusal::kOom, spec, stat_id);
+  }
   // A script's step may have to grow to the command's shards. They are all taken before the
   // command runs, so that a busy one (ShardBusy) stops the script before this command changed
   // anything; what the script's earlier commands changed, its undo log takes back.
@@ -98,6 +100,22 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   return ScriptHost::Refusal::kNone;
 }
 
+ScriptHost::Refusal Dispatcher::CountScriptRefusal(ScriptHost::Refusal refusal, const CommandSpec* spec,
+                                                   uint32_t stat_id) {
+  // As Redis's scriptCall: the refusal counts at once as an error (every refusal's text but
+  // OOM's starts with ERR) and, for a known command, as its rejected call; the error table
+  // the script gets says so (server/reply_errors.h).
+  std::string line = refusal == ScriptHost::Refusal::kOom ? "-OOM\r\n" : "-ERR\r\n";
+  if (ScriptUndo* undo = ActiveScriptUndo()) {
+    undo->HoldError(line);
+    if (spec != nullptr) undo->HoldRejection(stat_id);
+    return refusal;
+  }
+  server_.error_stats().CountIfError(line, 0);
+  if (spec != nullptr) ThreadCounters::Bump(server_.counters(session_.home).per_command[stat_id].rejected);
+  return refusal;
+}
+
 void Dispatcher::PrepareUndo(ShardSet::AtomicStep& step, const CommandSpec& spec,
                              const std::vector<std::string_view>& args, std::span<const uint32_t> footprint) {
   ScriptUndo& undo = *step.undo();
@@ -136,6 +154,9 @@ void Dispatcher::CommitScriptUndo(ScriptUndo& undo) {
   }
   tracking_context_.in_script = outer_in_script;
   for (const std::string& line : undo.TakeErrors()) server_.error_stats().CountIfError(line, 0);
+  for (uint32_t stat_id : undo.TakeRejections()) {
+    ThreadCounters::Bump(server_.counters(session_.home).per_command[stat_id].rejected);
+  }
   for (AclLogEntry& entry : undo.TakeAclRefusals()) server_.acl().Log(std::move(entry));
   if (double ru = undo.TakeCharge(); ru > 0) {
     RequestCharge charge;

@@ -138,6 +138,28 @@ void PushTableWith(lua_State* L, const char* field, std::string_view text) {
   lua_settable(L, -3);
 }
 
+// Redis 7.0's marker on the error table of a failed redis.call or redis.pcall: its error was
+// counted in INFO errorstats when the command failed, so the script's reply does not count it
+// again. Scripts see the field, as on Redis.
+constexpr const char* kIgnoreErrorStats = "ignore_error_stats_update";
+
+// Pushes {err=<text>, ignore_error_stats_update=true}.
+void PushCommandError(lua_State* L, std::string_view text) {
+  PushTableWith(L, "err", text);
+  lua_pushstring(L, kIgnoreErrorStats);
+  lua_pushboolean(L, 1);
+  lua_settable(L, -3);
+}
+
+// Whether the table at `index` carries kIgnoreErrorStats.
+bool ErrorAlreadyCounted(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return false;
+  lua_getfield(L, index, kIgnoreErrorStats);
+  bool counted = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  return counted;
+}
+
 // Raises {err=<message>} as a Lua error. Call only from a C function with no C++ object
 // alive that needs destroying.
 int RaiseError(lua_State* L, const char* message) {
@@ -177,7 +199,7 @@ void PushValue(lua_State* L, const protocol::Reply& r, int resp) {
       return PushTableWith(L, "ok", r.text);
     case ReplyType::kError:
     case ReplyType::kBulkError:
-      return PushTableWith(L, "err", r.text);
+      return PushCommandError(L, r.text);
     case ReplyType::kInteger:
       return lua_pushnumber(L, static_cast<lua_Number>(r.integer));
     case ReplyType::kBulk:
@@ -409,6 +431,7 @@ void LuaEngine::DropCoroutine() {
 
 LuaEngine::Outcome LuaEngine::Start(int nargs, const std::string& label, protocol::ReplyWriter& reply) {
   lua_State* co = Coroutine();
+  reply_errors_ = {};
   lua_xmove(L_, co, nargs + 1);
   label_ = label;
   resp_ = 2;
@@ -442,7 +465,7 @@ LuaEngine::Outcome LuaEngine::Continue(int nargs, protocol::ReplyWriter& reply) 
     // Redis refuses as Lua does across pcall.
     std::string message = status == LUA_YIELD ? "ERR attempt to yield across metamethod/C-call boundary"
                                               : ErrorMessage(co);
-    reply.Error(OneLine(message + ErrorLocation(co)));
+    WriteError(reply, OneLine(message + ErrorLocation(co)), status != LUA_YIELD && ErrorAlreadyCounted(co, -1));
     DropCoroutine();
   }
   host_ = nullptr;
@@ -544,6 +567,13 @@ std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool ke
   return error;
 }
 
+void LuaEngine::WriteError(protocol::ReplyWriter& reply, const std::string& text, bool already_counted) {
+  size_t at = reply.buffer()->size();
+  reply.Error(text);
+  reply_errors_.failed = true;
+  if (!already_counted) reply_errors_.counted.push_back(reply.buffer()->substr(at));
+}
+
 void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
   switch (lua_type(L, index)) {
     case LUA_TSTRING: {
@@ -566,12 +596,12 @@ void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& repl
     default:
       return reply.Null();
   }
-  if (depth > kMaxResultDepth) return reply.Error("ERR reached lua stack limit");
+  if (depth > kMaxResultDepth) return WriteError(reply, "ERR reached lua stack limit", false);
   lua_getfield(L, index, "err");
   if (lua_type(L, -1) == LUA_TSTRING) {
     std::string text = OneLine(lua_tostring(L, -1));
     lua_pop(L, 1);
-    return reply.Error(text);
+    return WriteError(reply, text, ErrorAlreadyCounted(L, index));
   }
   lua_pop(L, 1);
   lua_getfield(L, index, "ok");
@@ -637,6 +667,7 @@ void LuaEngine::PushReply(lua_State* L, std::string_view framed) {
 
 int LuaEngine::Call(lua_State* L, bool raise) {
   const char* refusal_text = nullptr;
+  bool refused_by_host = false;
   std::string acl_refusal;  // outlives the block: refusal_text may point into it
   {
     int argc = lua_gettop(L);
@@ -664,7 +695,9 @@ int LuaEngine::Call(lua_State* L, bool raise) {
         refusal_text = kRestartText;
       } else if (refusal_text == nullptr) {
         std::string out;
-        switch (host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out)) {
+        ScriptHost::Refusal refusal = host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out);
+        refused_by_host = refusal != ScriptHost::Refusal::kNone;
+        switch (refusal) {
           case ScriptHost::Refusal::kNone:
             PushReply(L, out);
             break;
@@ -695,7 +728,12 @@ int LuaEngine::Call(lua_State* L, bool raise) {
       }
     }
   }
-  if (refusal_text != nullptr) PushTableWith(L, "err", refusal_text);
+  if (refusal_text != nullptr) {
+    // Redis marks the refusals its command path counted (unknown command, arity, ACL, OOM,
+    // ...), not the bad arguments the Lua side refused before.
+    if (refused_by_host) PushCommandError(L, refusal_text);
+    else PushTableWith(L, "err", refusal_text);
+  }
   if (restart_) return -1;  // even from redis.pcall: the run is abandoned
   if (!raise) return 1;
   // redis.call raises what pcall would return as an error table.

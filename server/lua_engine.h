@@ -24,10 +24,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "protocol/reply_writer.h"
 #include "server/function_registry.h"
+#include "server/reply_errors.h"
 #include "server/running_scripts.h"
 
 struct lua_State;
@@ -107,6 +109,8 @@ class LuaEngine {
   void AllowSuspend(bool allow) { suspend_allowed_ = allow; }
   Outcome Run(const std::string& sha, std::span<const std::string_view> keys, std::span<const std::string_view> argv,
            ScriptHost& host, protocol::ReplyWriter& reply);
+  // The errors the last finished run's reply holds (server/reply_errors.h).
+  ReplyErrors TakeReplyErrors() { return std::exchange(reply_errors_, {}); }
 
  private:
   static void Hook(lua_State* L, lua_Debug* ar);
@@ -149,12 +153,15 @@ class LuaEngine {
   int Call(lua_State* L, bool raise);
   void PushReply(lua_State* L, std::string_view framed);
   void WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth);
+  // Writes an error of the result; `already_counted`: it came from a redis.call.
+  void WriteError(protocol::ReplyWriter& reply, const std::string& text, bool already_counted);
   static LuaEngine& Self(lua_State* L);
 
   lua_State* L_;
   ScriptHost* host_ = nullptr;  // while a script runs
   int resp_ = 2;                // redis.setresp, for the script that runs
   bool restart_ = false;        // a redis.call asked to start over: every later one fails
+  ReplyErrors reply_errors_;    // what the result written holds
   int runs_since_gc_ = 0;
   std::vector<FunctionInfo>* loading_ = nullptr;  // during LoadLibrary
   struct WatchState {

@@ -237,6 +237,7 @@ awaitable<LuaEngine::Outcome> RunWatched(ConnCommand& c, LuaEngine& lua, bool is
   lua.AllowSuspend(false);
   lua.Watch(nullptr, nullptr, 0, false);
   running.End(slot);
+  if (outcome == LuaEngine::Outcome::kDone) c.reply_errors = lua.TakeReplyErrors();
   co_return outcome;
 }
 

@@ -63,6 +63,7 @@ std::vector<ScriptUndo::HeldEvent> ScriptUndo::RollBack(ShardSet& shards, int64_
   events_.clear();
   calls_.clear();
   errors_.clear();
+  rejections_.clear();
   acl_refusals_.clear();
   charge_ = 0;
   // Blocked clients hear of the keys the run that counts writes, not of these.

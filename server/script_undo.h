@@ -102,6 +102,7 @@ class ScriptUndo {
   }
   void HoldCall(HeldCall call) { calls_.push_back(std::move(call)); }
   void HoldError(std::string_view line) { errors_.emplace_back(line); }
+  void HoldRejection(uint32_t stat_id) { rejections_.push_back(stat_id); }
   void HoldAclRefusal(AclLogEntry entry) { acl_refusals_.push_back(std::move(entry)); }
   void HoldCharge(double ru) { charge_ += ru; }
 
@@ -115,6 +116,7 @@ class ScriptUndo {
   std::vector<HeldEvent> TakeEvents() { return std::exchange(events_, {}); }
   std::vector<HeldCall> TakeCalls() { return std::exchange(calls_, {}); }
   std::vector<std::string> TakeErrors() { return std::exchange(errors_, {}); }
+  std::vector<uint32_t> TakeRejections() { return std::exchange(rejections_, {}); }
   std::vector<AclLogEntry> TakeAclRefusals() { return std::exchange(acl_refusals_, {}); }
   double TakeCharge() { return std::exchange(charge_, 0); }
 
@@ -136,6 +138,7 @@ class ScriptUndo {
   std::vector<HeldEvent> events_;
   std::vector<HeldCall> calls_;
   std::vector<std::string> errors_;
+  std::vector<uint32_t> rejections_;  // stat ids of the commands the script's path refused
   std::vector<AclLogEntry> acl_refusals_;
   double charge_ = 0;
   double charge_mark_;
