@@ -156,7 +156,7 @@ class Db {
     if (!blocked_.empty()) [[unlikely]] SignalReady(key);
   }
   // Wakes the clients blocked on `key` without touching its watchers: Redis signals a stream
-  // ready, not modified, when XGROUP DESTROY or XSETID changes what a blocked reader sees.
+  // ready, not modified, when XGROUP DESTROY takes away the group a reader waits on.
   void WakeBlocked(std::string_view key) {
     if (!blocked_.empty()) [[unlikely]] SignalReady(key);
   }

@@ -168,7 +168,8 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
   bool uncounted = std::exchange(session_.error_reply_uncounted, false);
   std::optional<ReplyErrors> reply_errors = std::exchange(handler_reply_errors_, std::nullopt);
-  bool failed = reply_errors ? reply_errors->failed : !uncounted && RepliedWithError(out, before);
+  uint64_t failures = reply_errors ? reply_errors->FailedCalls() : !uncounted && RepliedWithError(out, before);
+  bool failed = failures > 0;
   // `save` rules count changes as Redis does (rdb_changes_since_last_save); EXEC and EVAL
   // count through the commands they run. A handler's own count may come from a read
   // (PFCOUNT's cached estimate).
@@ -188,6 +189,10 @@ std::chrono::steady_clock::time_point Dispatcher::CountCall(const CommandSpec& s
     return end;
   }
   RecordCall(spec, stat_id, elapsed, failed, changes, args, session_.db);
+  // A script's reply may fail it more than once (server/reply_errors.h).
+  if (failures > 1) [[unlikely]] {
+    ThreadCounters::Bump(server_.counters(session_.home).per_command[stat_id].failed, failures - 1);
+  }
   return end;
 }
 
@@ -289,6 +294,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     ShardCommand cmd{shard, shard.db(session_.db), std::span(args), writer, server_.clock().NowMs(), server_};
     std::get<ShardHandler>(spec.handler)(cmd);
     handler_changes_ = cmd.changes;
+    handler_reply_errors_.reset();
     bool rejected = RepliedWithError(*out, before);
     // Logged holding the shard: two writes to one key reach the log in the order they ran.
     if ((spec.flags & kWrite) && !rejected && server_.aof().enabled()) [[unlikely]] {
@@ -312,6 +318,7 @@ void Dispatcher::RunConnCommand(const CommandSpec& spec, const std::vector<std::
   bool logged = LogBeforeRun(spec, args);
   std::get<ConnHandler>(spec.handler)(cmd);
   handler_changes_ = cmd.changes;
+  handler_reply_errors_.reset();
   if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
   SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
   CountErrorReply(*out, before);
@@ -328,6 +335,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
     bool logged = LogBeforeRun(spec, args);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
     handler_changes_ = cmd.changes;
+    handler_reply_errors_.reset();
     // A blocking command may have sent the replies before its own (FlushReplies).
     before -= flushed_ - flushed;
     if (logged) server_.aof().SettlePending(RepliedWithError(*out, before));
@@ -337,6 +345,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
     // inside EXEC that sum goes on into EXEC's.
     double outer_sum = std::exchange(charge_sum_, 0);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
+    handler_changes_.reset();  // a script's commands counted its changes
     handler_reply_errors_ = std::move(cmd.reply_errors);
     SettleConnCharge(spec, cmd, RepliedWithError(*out, before));
     session_.last_charge = charge_sum_;

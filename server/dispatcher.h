@@ -122,10 +122,10 @@ class Dispatcher {
   void CountErrorReply(const std::string& out, size_t at);
   // Counts one error reply line ("-CODE ...\r\n"), held back while a script step may roll back.
   void CountErrorLine(std::string_view line);
-  // Before a script's command runs in a step that may start over: keeps the pre-images of the
-  // keys it may write, or takes every shard when they cannot be kept (ShardBusy).
   // Counts a command a script's redis.call could not run, as Redis does; returns `refusal`.
   ScriptHost::Refusal CountScriptRefusal(ScriptHost::Refusal refusal, const CommandSpec* spec, uint32_t stat_id);
+  // Before a script's command runs in a step that may start over: keeps the pre-images of the
+  // keys it may write, or takes every shard when they cannot be kept (ShardBusy).
   void PrepareUndo(ShardSet::AtomicStep& step, const CommandSpec& spec, const std::vector<std::string_view>& args,
                    std::span<const uint32_t> footprint);
   // CLIENT PAUSE: waits while the pause holds `spec`, after writing the replies so far; false

@@ -105,7 +105,7 @@ ScriptHost::Refusal Dispatcher::CountScriptRefusal(ScriptHost::Refusal refusal, 
   // As Redis's scriptCall: the refusal counts at once as an error (every refusal's text but
   // OOM's starts with ERR) and, for a known command, as its rejected call; the error table
   // the script gets says so (server/reply_errors.h).
-  std::string line = refusal == ScriptHost::Refusal::kOom ? "-OOM\r\n" : "-ERR\r\n";
+  std::string line = refusal == ScriptHost::Refusal::kOom ? "-OOM refused\r\n" : "-ERR refused\r\n";
   if (ScriptUndo* undo = ActiveScriptUndo()) {
     undo->HoldError(line);
     if (spec != nullptr) undo->HoldRejection(stat_id);

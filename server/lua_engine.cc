@@ -570,8 +570,8 @@ std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool ke
 void LuaEngine::WriteError(protocol::ReplyWriter& reply, const std::string& text, bool already_counted) {
   size_t at = reply.buffer()->size();
   reply.Error(text);
-  reply_errors_.failed = true;
-  if (!already_counted) reply_errors_.counted.push_back(reply.buffer()->substr(at));
+  if (already_counted) ++reply_errors_.already_counted;
+  else reply_errors_.counted.push_back(reply.buffer()->substr(at));
 }
 
 void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {

@@ -400,13 +400,12 @@ void CmdXClaim(ShardCommand& c) {
   }
   ClaimOptions o;
   if (!ParseClaimOptions(c, j, &o)) return;
-  // Redis counts a change for the group's last id moved, each entry claimed, each deleted
-  // entry dropped from the PEL and the consumer created.
-  uint64_t changes = 0;
-  if (o.last_id > group->last_id) {
-    group->last_id = o.last_id;
-    ++changes;
-  }
+  // Redis counts a change for each entry claimed, each deleted entry dropped from the PEL and
+  // the consumer created; a LASTID that moved counts only when none of those happened (the
+  // claims carry it otherwise).
+  bool last_id_moved = o.last_id > group->last_id;
+  if (last_id_moved) group->last_id = o.last_id;
+  uint64_t dropped = 0, created = 0;
   int64_t delivery = o.delivery_time < 0 || o.delivery_time > c.now_ms ? c.now_ms : o.delivery_time;
   std::string body;
   protocol::ReplyWriter out(&body, c.reply.version());
@@ -416,7 +415,10 @@ void CmdXClaim(ShardCommand& c) {
     auto nack = group->pel.find(id);
     if (!s->Lookup(id, [](StreamId, std::span<const std::string_view>) { return false; })) {
       // A pending entry deleted from the stream leaves the PEL.
-      if (nack != group->pel.end()) group->Acknowledge(id), ++changes;
+      if (nack != group->pel.end()) {
+        group->Acknowledge(id);
+        ++dropped;
+      }
       continue;
     }
     bool forced = false;
@@ -426,7 +428,7 @@ void CmdXClaim(ShardCommand& c) {
     }
     if (nack == group->pel.end()) continue;
     if (!forced && min_idle != 0 && c.now_ms - nack->second.delivery_time_ms < min_idle) continue;
-    ClaimingConsumer(c, *group, &seen, &changes);
+    ClaimingConsumer(c, *group, &seen, &created);
     TakeOver(*group, id, nack->second, c.args[3], delivery);
     if (o.retry_count >= 0) {
       nack->second.delivery_count = static_cast<uint64_t>(o.retry_count);
@@ -436,7 +438,7 @@ void CmdXClaim(ShardCommand& c) {
     ReplyClaimed(out, *s, id, o.justid);
     ++n;
   }
-  c.changes = changes + n;
+  c.changes = n + dropped + created + (last_id_moved && n + dropped == 0 ? 1 : 0);
   c.reply.ArrayHeader(n);
   c.reply.buffer()->append(body);
 }

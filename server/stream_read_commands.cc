@@ -195,9 +195,10 @@ void ReplyGroupStream(protocol::ReplyWriter& reply, std::string_view key, Stream
   reply.buffer()->append(body);
 }
 
-// A blocked XREAD or XREADGROUP, served by the first of its streams to pass its id. Redis
-// wakes a reader once the stream's last id passes (XSETID can do that without an entry); the
-// first try, made as the client blocks, wants an entry, as the synchronous read did.
+// A blocked XREAD or XREADGROUP, served by the first of its streams to pass its id. A woken
+// reader is served once the stream's last id passes (XSETID moves it without an entry, and
+// wakes nobody, as in Redis 7.0); the first try, made as the client blocks, wants an entry, as
+// the synchronous read did.
 ServeFn ServeBlockedRead(std::map<std::string, StreamId, std::less<>> after, XReadArgs a) {
   std::string group_name(a.group), consumer(a.consumer);
   return [after = std::move(after), a, group_name, consumer, first_try = true](ServeAttempt& at) mutable {

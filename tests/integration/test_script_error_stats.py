@@ -48,6 +48,11 @@ CASES = [
     ("local t = redis.pcall('INCR', KEYS[1]) return {err = t.err}", {"eval": (1, 0, 1), "incr": (1, 0, 1)}, {"ERR": 2}),
     ("error('boom')", {"eval": (1, 0, 1)}, {"ERR": 1}),
     ("return redis.call('GET', KEYS[1])", {"eval": (1, 0, 0), "get": (1, 0, 0)}, {}),
+    ("return {redis.pcall('INCR', KEYS[1]), redis.pcall('INCR', KEYS[1])}",
+     {"eval": (1, 0, 2), "incr": (2, 0, 2)}, {"ERR": 2}),
+    ("return {redis.pcall('INCR', KEYS[1]), redis.error_reply('FOO x')}",
+     {"eval": (1, 0, 2), "incr": (1, 0, 1)}, {"ERR": 1, "FOO": 1}),
+    ("return {redis.error_reply('FOO x'), redis.error_reply('FOO y')}", {"eval": (1, 0, 1)}, {"FOO": 2}),
 ]
 
 
@@ -64,6 +69,24 @@ def test_read_only_and_oom_refusals_count_as_rejected(raw):
     reply = raw.call("EVAL_RO", "return redis.pcall('SET', 'k', 'v')", "0")
     assert reply == RespError("ERR Write commands are not allowed from read-only scripts.")
     assert stats(raw) == ({"eval_ro": (1, 0, 1), "set": (0, 1, 0)}, {"ERR": 1})
+    try:
+        assert raw.call("CONFIG", "SET", "maxmemory", "1") == "OK"
+        assert raw.call("CONFIG", "RESETSTAT") == "OK"
+        reply = raw.call("EVAL", "return redis.pcall('SET', KEYS[1], 'v')", "1", "k")
+        assert reply == RespError("OOM command not allowed when used memory > 'maxmemory'.")
+        commands, errors = stats(raw)
+    finally:
+        raw.call("CONFIG", "SET", "maxmemory", "0")
+    assert (commands, errors) == ({"eval": (1, 0, 1), "set": (0, 1, 0)}, {"OOM": 1})
+
+
+def test_a_script_run_again_counts_its_refusals_again(raw):
+    # The second run knows its footprint and runs with an undo log, which holds the counts
+    # back until the run counts (server/script_undo.h).
+    assert raw.call("CONFIG", "RESETSTAT") == "OK"
+    for _ in range(3):
+        raw.call("EVAL", "redis.pcall('LPUSH', KEYS[1]) return redis.pcall('NOSUCH')", "1", "k")
+    assert stats(raw) == ({"eval": (3, 0, 3), "lpush": (0, 3, 0)}, {"ERR": 6})
 
 
 def test_error_tables_from_commands_carry_redis_marker(raw):

@@ -349,6 +349,20 @@ def test_blocked_xread_on_keys_of_several_shards(connect):
     wait_blocked(writer, 0)
 
 
+def test_xsetid_wakes_no_blocked_reader(connect):
+    """Redis 7.0's XSETID moves the last id without waking a reader blocked on `$`; the
+    reader is served by the next entry."""
+    reader, writer = connect(), connect()
+    writer.call("XADD", "s", "1-1", "f", "v")
+    reader.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(writer, 1)
+    assert writer.call("XSETID", "s", "5-0") == "OK"
+    assert writer.call("PING") == "PONG"  # the XSETID has been served
+    assert blocked_clients(writer) == 1
+    writer.call("XADD", "s", "6-0", "g", "w")
+    assert reader.read_reply() == [[b"s", [[b"6-0", [b"g", b"w"]]]]]
+
+
 def test_blocked_xread_with_explicit_id_waits_for_a_greater_one(connect):
     reader, writer = connect(), connect()
     writer.call("XADD", "s", "5-0", "a", "1")
