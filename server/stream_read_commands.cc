@@ -27,6 +27,7 @@
 #include "server/command_table.h"
 #include "server/key_util.h"
 #include "server/keyspace_events.h"
+#include "server/persistence.h"
 #include "server/server.h"
 #include "server/shard_set.h"
 #include "server/stream_util.h"
@@ -220,7 +221,11 @@ ServeFn ServeBlockedRead(std::map<std::string, StreamId, std::less<>> after, XRe
     if (group == nullptr) {
       ReplyStream(reply, at.key, s, gt, a.count);
     } else {
-      SeeConsumer(at.server, at.db.index(), at.key, *group, consumer, at.now_ms);
+      // Redis counts only the consumer a served read creates, not the stream served, as a
+      // change (the XREADGROUP's own count is its handler's, none for a blocked one).
+      if (SeeConsumer(at.server, at.db.index(), at.key, *group, consumer, at.now_ms)) {
+        at.server.persistence().CountChanges(1);
+      }
       ReplyGroupStream(reply, at.key, s, *group, consumer, gt, false, a, at.now_ms);
     }
     return ServeResult::kServed;

@@ -285,3 +285,17 @@ def test_function_library_changes_count_one_each(raw):
     assert raw.call("FUNCTION", "FLUSH") == "OK"
     assert raw.call("FUNCTION", "FLUSH") == "OK"
     assert changes(raw) - before == 6
+
+
+def test_a_blocked_xreadgroup_counts_only_the_consumer_it_creates(connect):
+    from lapse_harness import wait_blocked
+    writer, reader = connect(), connect()
+    writer.call("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
+    writer.call("XGROUP", "CREATECONSUMER", "x", "g", "c")
+    for consumer, expected in (("c", 1), ("newc", 2)):
+        before = changes(writer)
+        reader.send("XREADGROUP", "GROUP", "g", consumer, "BLOCK", "0", "STREAMS", "x", ">")
+        wait_blocked(writer, 1)
+        writer.call("XADD", "x", "*", "f", "v")
+        assert len(reader.read_reply()) == 1
+        assert changes(writer) - before == expected  # the XADD, and the consumer created
