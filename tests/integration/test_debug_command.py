@@ -123,7 +123,9 @@ def test_debug_object_line(raw, setup, encoding, length):
     assert m["encoding"] == encoding == raw.call("OBJECT", "ENCODING", "k").decode()
     if length is not None:
         assert int(m["length"]) == length  # lengths Redis 7.0.15 gives for these values
-    assert m["idle"] == "0"
+    # The LRU clock counts whole seconds: a second that turns between the write and DEBUG
+    # OBJECT reads 1 (a slow sanitizer build met it), on Redis as on lapse.
+    assert int(m["idle"]) <= 1
 
 
 def test_debug_object_list_has_quicklist_fields(raw):
