@@ -105,14 +105,10 @@ ScriptHost::Refusal Dispatcher::CountScriptRefusal(ScriptHost::Refusal refusal, 
   // As Redis's scriptCall: the refusal counts at once as an error (every refusal's text but
   // OOM's starts with ERR) and, for a known command, as its rejected call; the error table
   // the script gets says so (server/reply_errors.h).
-  std::string line = refusal == ScriptHost::Refusal::kOom ? "-OOM refused\r\n" : "-ERR refused\r\n";
-  if (ScriptUndo* undo = ActiveScriptUndo()) {
-    undo->HoldError(line);
-    if (spec != nullptr) undo->HoldRejection(stat_id);
-    return refusal;
-  }
-  server_.error_stats().CountIfError(line, 0);
-  if (spec != nullptr) ThreadCounters::Bump(server_.counters(session_.home).per_command[stat_id].rejected);
+  CountErrorLine(refusal == ScriptHost::Refusal::kOom ? "-OOM refused\r\n" : "-ERR refused\r\n");
+  if (spec == nullptr) return refusal;
+  if (ScriptUndo* undo = ActiveScriptUndo()) undo->HoldRejection(stat_id);
+  else ThreadCounters::Bump(server_.counters(session_.home).per_command[stat_id].rejected);
   return refusal;
 }
 
