@@ -39,6 +39,9 @@ inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum a
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
 inline constexpr std::string_view kNotPositive = "ERR value is out of range, must be positive";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+// An integer argument Redis reads as a C int (getIntFromObjectOrReply) that fits 64 bits only.
+inline constexpr std::string_view kIntOutOfRange =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
 inline constexpr std::string_view kSameDb = "ERR source and destination objects are the same";
 inline constexpr std::string_view kInvalidDbIndex = "ERR invalid first DB index";
 inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB index";

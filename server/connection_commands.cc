@@ -12,6 +12,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/help_reply.h"
+#include "server/key_util.h"
 #include "server/blocking.h"
 #include "server/client_pause.h"
 #include "server/server.h"
@@ -129,10 +130,9 @@ void CmdHello(ConnCommand& c) {
 }
 
 void CmdSelect(ConnCommand& c) {
-  int64_t index = 0;
-  if (!protocol::ParseInt64(c.args[1], &index)) return c.reply.Error(errors::kNotInteger);
-  if (index < 0 || index >= c.server.settings().databases) return c.reply.Error(errors::kDbIndexOutOfRange);
-  c.session.db = static_cast<int>(index);
+  int index = 0;
+  if (auto error = ParseDbIndex(c.args[1], c.server.settings().databases, &index)) return c.reply.Error(*error);
+  c.session.db = index;
   c.session.info->db.store(c.session.db);
   c.reply.Ok();
 }

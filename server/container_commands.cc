@@ -144,9 +144,8 @@ void CmdCDrop(ConnCommand& c) { c.reply.Integer(c.server.containers().Drop(DbOf(
 // `db` has a container of that name. The catalog and every shard's cache of it are re-keyed in
 // one atomic step, so no command sees the container in both databases or in neither.
 void CmdCMove(ConnCommand& c) {
-  int64_t target = 0;
-  if (!protocol::ParseInt64(c.args[2], &target)) return c.reply.Error(errors::kNotInteger);
-  if (target < 0 || target >= c.server.settings().databases) return c.reply.Error(errors::kDbIndexOutOfRange);
+  int target = 0;
+  if (auto error = ParseDbIndex(c.args[2], c.server.settings().databases, &target)) return c.reply.Error(*error);
   uint32_t from = DbOf(c), to = static_cast<uint32_t>(target);
   if (from == to) return c.reply.Error(errors::kSameDb);
   std::string_view name = c.args[1];

@@ -6,7 +6,7 @@
 //   - OBJECT key: Redis's one line. encoding is OBJECT ENCODING's; serializedlength is the
 //     length of the value's RDB encoding (what DUMP writes, less its type byte), so it can
 //     differ from Redis's where the two encode a value differently; lru and lru_seconds_idle
-//     come from the key's access stamp; refcount is always 1 (lapse shares no values).
+//     come from the key's access stamp; refcount is OBJECT REFCOUNT's.
 //     For a list the ql_ fields describe lapse's own nodes (engine/list.h): their number,
 //     elements per node, list-max-listpack-size, no compression (lapse never compresses
 //     nodes), and the nodes' packed bytes.
@@ -59,8 +59,8 @@ std::string ObjectLine(ConnCommand& c, const engine::Entry& e, int64_t now) {
   engine::rdb::AppendValue(rdb, &e, c.server.persistence().compression());
   uint64_t idle_s = engine::IdleMs(&e, now) / 1000;
   char buf[256];
-  snprintf(buf, sizeof buf, "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%llu lru_seconds_idle:%llu",
-           static_cast<const void*>(&e), ObjectEncodingName(e), rdb.empty() ? size_t{0} : rdb.size() - 1,
+  snprintf(buf, sizeof buf, "Value at:%p refcount:%lld encoding:%s serializedlength:%zu lru:%llu lru_seconds_idle:%llu",
+           static_cast<const void*>(&e), static_cast<long long>(ObjectRefcount(c.server, e)), ObjectEncodingName(e), rdb.empty() ? size_t{0} : rdb.size() - 1,
            static_cast<unsigned long long>((LruClock(now) - idle_s) & kLruClockMax),
            static_cast<unsigned long long>(idle_s));
   std::string line = buf;

@@ -15,6 +15,7 @@ using protocol::EqualsIgnoreCase;
 // How a command's count is read.
 enum class Rule {
   kOne,           // one change unless it replied nil (LPOP of a missing key, SET NX refused)
+  kAlwaysOne,     // one change, nil reply or not (GETSET of a missing key replies nil and sets it)
   kReplyCount,    // the integer reply is the count (DEL, SADD, SREM, EXPIRE, SETNX, ...)
   kReplyNonZero,  // one change when the integer reply is positive (LINSERT)
   kKeyValuePairs,    // one per key-value pair after the name (MSET)
@@ -71,7 +72,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"getex", Rule::kByHandler},         {"sort", Rule::kByHandler},
       {"zadd", Rule::kByHandler},          {"smove", Rule::kByHandler},
       {"zincrby", Rule::kByHandler},       {"ltrim", Rule::kByHandler},
-      {"bitfield", Rule::kByHandler},
+      {"bitfield", Rule::kByHandler},      {"getset", Rule::kAlwaysOne},
   };
   return rules;
 }
@@ -128,6 +129,8 @@ uint64_t ByRule(Rule rule, std::string_view name, Args args, std::string_view re
   switch (rule) {
     case Rule::kOne:
       return IsNil(reply) ? 0 : 1;
+    case Rule::kAlwaysOne:
+      return 1;
     case Rule::kReplyCount:
       return Count(IntegerReply(reply));
     case Rule::kReplyNonZero:

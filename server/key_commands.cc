@@ -265,16 +265,10 @@ void CmdCopy(ConnCommand& c) {
     if (EqualsIgnoreCase(opt, "REPLACE")) {
       replace = true;
     } else if (EqualsIgnoreCase(opt, "DB") && i + 1 < c.args.size()) {
-      int64_t n = 0;
-      if (!protocol::ParseInt64(c.args[++i], &n)) {
-        c.reply.Error(errors::kNotInteger);
+      if (auto error = ParseDbIndex(c.args[++i], c.server.settings().databases, &dst_db)) {
+        c.reply.Error(*error);
         return;
       }
-      if (n < 0 || n >= c.server.settings().databases) {
-        c.reply.Error(errors::kDbIndexOutOfRange);
-        return;
-      }
-      dst_db = static_cast<int>(n);
     } else {
       c.reply.Error(errors::kSyntax);
       return;
@@ -315,9 +309,10 @@ void CmdCopy(ConnCommand& c) {
 
 // A key and its copy in another database hash to the same shard, so MOVE stays on one shard.
 void CmdMove(ShardCommand& c) {
-  int64_t target = 0;
-  if (!protocol::ParseInt64(c.args[2], &target)) return c.reply.Error(errors::kNotInteger);
-  if (target < 0 || target >= static_cast<int64_t>(c.shard.database_count())) return c.reply.Error(errors::kDbIndexOutOfRange);
+  int target = 0;
+  if (auto error = ParseDbIndex(c.args[2], static_cast<int>(c.shard.database_count()), &target)) {
+    return c.reply.Error(*error);
+  }
   engine::Db& to = c.shard.db(static_cast<size_t>(target));
   if (&to == &c.db) return c.reply.Error(errors::kSameDb);
   std::string_view key = c.args[1];
@@ -357,6 +352,17 @@ const char* ObjectEncodingName(const Entry& e) {
   return v.size() <= 44 ? "embstr" : "raw";
 }
 
+// Redis stores an integer value from 0 to 9999 as one shared object (OBJ_SHARED_INTEGERS) with
+// the refcount INT_MAX when maxmemory allows it (Server::SharesSmallIntegers). Redis decides at
+// the write, lapse when asked.
+int64_t ObjectRefcount(const Server& server, const Entry& e) {
+  constexpr int64_t kSharedIntegers = 10000, kSharedRefcount = INT32_MAX;
+  int64_t n = -1;
+  bool small_int = e.type() == ValueType::kString && std::string_view(ObjectEncodingName(e)) == "int" &&
+                   protocol::ParseInt64(e.value(), &n) && n >= 0 && n < kSharedIntegers;
+  return small_int && server.SharesSmallIntegers() ? kSharedRefcount : 1;
+}
+
 namespace {
 
 const char* EncodingName(const Entry& e) { return ObjectEncodingName(e); }
@@ -389,7 +395,7 @@ void ObjectIdleTime(ShardCommand& c, Entry& e) {
   }
   c.reply.Integer(static_cast<int64_t>(engine::IdleMs(&e, c.now_ms) / 1000));
 }
-void ObjectRefCount(ShardCommand& c, Entry&) { c.reply.Integer(1); }
+void ObjectRefCount(ShardCommand& c, Entry& e) { c.reply.Integer(ObjectRefcount(c.server, e)); }
 void ObjectFreq(ShardCommand& c, Entry& e) {
   if (!engine::Access().lfu.load(std::memory_order_relaxed)) {
     return c.reply.Error(
@@ -657,11 +663,12 @@ void CmdFlushAll(ConnCommand& c) { return Flush(c, true); }
 
 void CmdSwapDb(ConnCommand& c) {
   int64_t a = 0, b = 0;
-  if (!protocol::ParseInt64(c.args[1], &a)) {
+  // Redis reads both as C ints and gives its own message for one that does not fit either.
+  if (!protocol::ParseInt64(c.args[1], &a) || a < INT32_MIN || a > INT32_MAX) {
     c.reply.Error(errors::kInvalidDbIndex);
     return;
   }
-  if (!protocol::ParseInt64(c.args[2], &b)) {
+  if (!protocol::ParseInt64(c.args[2], &b) || b < INT32_MIN || b > INT32_MAX) {
     c.reply.Error(errors::kInvalidSecondDbIndex);
     return;
   }

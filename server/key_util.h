@@ -78,6 +78,9 @@ inline uint64_t LruClock(int64_t now_ms) { return static_cast<uint64_t>(now_ms /
 
 // OBJECT ENCODING's name for the value (DEBUG OBJECT shows it too).
 const char* ObjectEncodingName(const engine::Entry& e);
+// OBJECT REFCOUNT's reply (DEBUG OBJECT shows it too): 1, or Redis's INT_MAX for a value it
+// would share.
+int64_t ObjectRefcount(const Server& server, const engine::Entry& e);
 
 inline uint64_t NextRandom() {
   thread_local uint64_t state = std::random_device{}() * 0x9E3779B97F4A7C15ull + 1;
@@ -125,6 +128,18 @@ inline std::optional<int64_t> ToDeadline(int64_t amount, TimeUnit unit, bool abs
 }  // namespace lapse::server
 
 namespace lapse::server {
+
+// Reads a database index argument as SELECT, MOVE and COPY ... DB read it in Redis: an
+// integer, then one that fits a C int, then one below `databases`. Returns the error to reply
+// with, or nullopt with *index set.
+inline std::optional<std::string_view> ParseDbIndex(std::string_view arg, int databases, int* index) {
+  int64_t n = 0;
+  if (!protocol::ParseInt64(arg, &n)) return protocol::errors::kNotInteger;
+  if (n < INT32_MIN || n > INT32_MAX) return protocol::errors::kIntOutOfRange;
+  if (n < 0 || n >= databases) return protocol::errors::kDbIndexOutOfRange;
+  *index = static_cast<int>(n);
+  return std::nullopt;
+}
 
 // Parses a cursor: decimal digits that fit 64 bits (ISCAN).
 inline bool ParseCursor(std::string_view text, uint64_t* cursor) {

@@ -201,6 +201,15 @@ class Server {
     int64_t limit = maxmemory_.load(std::memory_order_relaxed);
     return limit > 0 && memory_.UsedBytes() > static_cast<uint64_t>(limit);
   }
+  // Whether Redis would store a small integer value (0 to 9999) as its one shared object,
+  // which OBJECT REFCOUNT shows: unless a maxmemory is set with an LRU or LFU policy, whose
+  // access stamp must be per key. lapse shares nothing; this keeps the reply Redis's.
+  bool SharesSmallIntegers() const {
+    engine::EvictionPolicy p = evictor_->policy();
+    bool stamped = p == engine::EvictionPolicy::kAllKeysLru || p == engine::EvictionPolicy::kVolatileLru ||
+                   engine::TracksFrequency(p);
+    return maxmemory_.load(std::memory_order_relaxed) == 0 || !stamped;
+  }
   // Applies live settings that need more than a read (after CONFIG SET).
   void ApplySettings();
   // CONFIG RESETSTAT, from thread `home`: zeroes the counters of INFO stats, the shards' at

@@ -562,6 +562,30 @@ def test_non_integer_argument(seeded, c, template, text):
     seeded.assert_unchanged()
 
 
+# Redis reads a DB index as a C int: a 64-bit integer beyond it gets its own error before the
+# range check, and SWAPDB its "invalid ... DB index" text.
+INT_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+
+@pytest.mark.parametrize("index", ["2147483648", "-2147483649", "9223372036854775807"])
+@pytest.mark.parametrize("template,error", [
+    (("SELECT", "{}"), INT_RANGE), (("MOVE", "str", "{}"), INT_RANGE),
+    (("COPY", "str", "x", "DB", "{}"), INT_RANGE),
+    (("SWAPDB", "{}", "0"), "ERR invalid first DB index"), (("SWAPDB", "0", "{}"), "ERR invalid second DB index"),
+], ids=lambda t: " ".join(t) if isinstance(t, tuple) else "")
+def test_db_index_beyond_an_int(seeded, c, template, error, index):
+    assert c.call(*[index if a == "{}" else a for a in template]) == E(error)
+    seeded.assert_unchanged()
+
+
+@pytest.mark.parametrize("template", [("SELECT", "{}"), ("MOVE", "str", "{}"), ("COPY", "str", "x", "DB", "{}"),
+                                      ("SWAPDB", "{}", "0"), ("SWAPDB", "0", "{}")], ids=" ".join)
+@pytest.mark.parametrize("index", ["2147483647", "-2147483648", "16", "-1"])
+def test_db_index_out_of_range(seeded, c, template, index):
+    assert c.call(*[index if a == "{}" else a for a in template]) == E("ERR DB index is out of range")
+    seeded.assert_unchanged()
+
+
 @pytest.mark.parametrize("key", ["str", "float", "bin\x00\xff\r\nkey"], ids=["word", "float", "binary"])
 @pytest.mark.parametrize("cmd", ["INCR", "DECR", "INCRBY", "DECRBY"])
 def test_counter_on_non_integer_value(seeded, c, cmd, key):

@@ -38,6 +38,8 @@ CASES = [
     (["SET k v"], "GETDEL k", 1),
     ([], "GETDEL k", 0),
     (["SET k v"], "GETSET k w", 1),
+    ([], "GETSET k w", 1),
+    (["RPUSH k a"], "GETSET k w", 0),
     (["SET k v"], "GETEX k EX 100", 1),
     (["SET k v"], "GETEX k", 0),
     (["SET a 1", "SET b 2", "SET c 3"], "DEL a b c d", 3),
