@@ -3,6 +3,7 @@
 #include "engine/eviction.h"
 
 #include <cctype>
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -30,26 +31,27 @@ struct Option {
 
 }  // namespace
 
-std::optional<int64_t> ParseMemory(std::string_view v) {
-  std::string s = protocol::AsciiLower(v);
-  int64_t mul = 1;
-  struct Unit {
-    const char* suffix;
-    int64_t mul;
-  };
-  static constexpr Unit kUnits[] = {{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024ll * 1024 * 1024},
-                                    {"k", 1000},  {"m", 1000 * 1000},  {"g", 1000ll * 1000 * 1000}};
-  for (const Unit& u : kUnits) {
-    std::string_view suf(u.suffix);
-    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
-      mul = u.mul;
-      s.resize(s.size() - suf.size());
-      break;
-    }
+std::optional<uint64_t> ParseMemory(std::string_view v) {
+  size_t digits = 0;
+  while (digits < v.size() && v[digits] >= '0' && v[digits] <= '9') ++digits;
+  std::string unit = protocol::AsciiLower(v.substr(digits));
+  uint64_t mul = 0;
+  if (unit.empty() || unit == "b") mul = 1;
+  else if (unit == "k") mul = 1000;
+  else if (unit == "kb") mul = 1024;
+  else if (unit == "m") mul = 1000 * 1000;
+  else if (unit == "mb") mul = 1024 * 1024;
+  else if (unit == "g") mul = 1000ull * 1000 * 1000;
+  else if (unit == "gb") mul = 1024ull * 1024 * 1024;
+  else return std::nullopt;
+  constexpr size_t kMaxDigits = 127;  // Redis copies the digits into a 128-byte buffer
+  if (digits > kMaxDigits) return std::nullopt;
+  // strtoull: no digits read as 0, too many saturate; the unit's product wraps, as in Redis.
+  uint64_t n = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    auto d = static_cast<uint64_t>(v[i] - '0');
+    n = n > (UINT64_MAX - d) / 10 ? UINT64_MAX : n * 10 + d;
   }
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || n < 0) return std::nullopt;
   return n * mul;
 }
 
@@ -82,16 +84,33 @@ Option IntOption(const char* name, bool mut, T Settings::*field, int64_t min, in
                 [field](const Settings& s) { return std::to_string(s.*field); }};
 }
 
+// A memory setting Redis keeps as a signed 64-bit number: a value past INT64_MAX reads as
+// negative and is out of range.
 Option MemOption(const char* name, int64_t Settings::*field, int64_t min = 0) {
   return Option{name, true,
                 [field, min](Settings& s, std::string_view v) -> std::optional<std::string> {
                   auto n = ParseMemory(v);
                   if (!n) return "argument must be a memory value";
-                  if (*n < min) return "argument must be between " + std::to_string(min) + " and " + std::to_string(INT64_MAX) + " inclusive";
-                  s.*field = *n;
+                  auto value = static_cast<int64_t>(*n);
+                  if (value < min) return "argument must be between " + std::to_string(min) + " and " + std::to_string(INT64_MAX) + " inclusive";
+                  s.*field = value;
                   return std::nullopt;
                 },
                 [field](const Settings& s) { return std::to_string(s.*field); }};
+}
+
+// maxmemory, which Redis keeps unsigned: any 64-bit value. One past INT64_MAX is kept with the
+// same bits (a negative int64_t, which every limit check reads as no limit: no machine has
+// that much memory) and shown unsigned, as Redis shows it.
+Option UnsignedMemOption(const char* name, int64_t Settings::*field) {
+  return Option{name, true,
+                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
+                  auto n = ParseMemory(v);
+                  if (!n) return "argument must be a memory value";
+                  s.*field = static_cast<int64_t>(*n);
+                  return std::nullopt;
+                },
+                [field](const Settings& s) { return std::to_string(static_cast<uint64_t>(s.*field)); }};
 }
 
 Option BoolOption(const char* name, bool mut, bool Settings::*field) {
@@ -123,7 +142,8 @@ Option OutputBufferLimitOption() {
         std::vector<std::string> words;
         std::istringstream in{std::string(v)};
         for (std::string w; in >> w;) words.push_back(w);
-        if (words.empty() || words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+        // Like Redis, an empty value is a list of no groups: valid, and it changes nothing.
+        if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
         Settings candidate = s;
         for (size_t i = 0; i < words.size(); i += 4) {
           std::string cls = protocol::AsciiLower(words[i]);
@@ -137,14 +157,15 @@ Option OutputBufferLimitOption() {
           auto seconds = ParseInt(words[i + 3]);
           if (!hard || !soft || !seconds || *seconds < 0)
             return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
-          *limit = OutputBufferLimit{*hard, *soft, *seconds};
+          *limit = OutputBufferLimit{static_cast<int64_t>(*hard), static_cast<int64_t>(*soft), *seconds};
         }
         s = std::move(candidate);
         return std::nullopt;
       },
       [](const Settings& s) {
         auto group = [](const char* cls, const OutputBufferLimit& l) {
-          return std::string(cls) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
+          return std::string(cls) + " " + std::to_string(static_cast<uint64_t>(l.hard)) + " " +
+                 std::to_string(static_cast<uint64_t>(l.soft)) + " " +
                  std::to_string(l.soft_seconds);
         };
         return group("normal", s.output_limit_normal) + " " + group("slave", s.output_limit_replica) + " " +
@@ -291,7 +312,7 @@ const std::vector<Option>& Options() {
       MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len, 1024 * 1024),
       MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit, 1024 * 1024),
       OutputBufferLimitOption(),
-      MemOption("maxmemory", &Settings::maxmemory),
+      UnsignedMemOption("maxmemory", &Settings::maxmemory),
       Option{"maxmemory-policy", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::optional<engine::EvictionPolicy> policy = engine::ParseEvictionPolicy(v);
@@ -304,7 +325,16 @@ const std::vector<Option>& Options() {
       IntOption("maxmemory-eviction-tenacity", true, &Settings::maxmemory_eviction_tenacity, 0, 100),
       IntOption("lfu-log-factor", true, &Settings::lfu_log_factor, 0, INT32_MAX),
       IntOption("lfu-decay-time", true, &Settings::lfu_decay_time, 0, INT32_MAX),
-      IntOption("hz", true, &Settings::hz, 1, 500),
+      // Redis accepts any int and keeps it within 1..500 (updateHZ); CONFIG GET shows the kept value.
+      Option{"hz", true,
+             [](Settings& s, std::string_view v) -> std::optional<std::string> {
+               auto n = ParseInt(v);
+               if (!n) return "argument couldn't be parsed into an integer";
+               if (*n < 0 || *n > INT32_MAX) return "argument must be between 0 and 2147483647 inclusive";
+               s.hz = static_cast<decltype(s.hz)>(std::clamp<int64_t>(*n, 1, 500));
+               return std::nullopt;
+             },
+             [](const Settings& s) { return std::to_string(s.hz); }},
       Option{"notify-keyspace-events", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::optional<uint32_t> mask = ParseEventClasses(v);
@@ -459,6 +489,9 @@ const char* FindRedisDefault(std::string_view name) {
   return nullptr;
 }
 
+constexpr std::string_view kRedisOnlyReadOnly =
+    "lapse does not implement this parameter; it only reports Redis 7.0's default, read-only";
+
 std::string SetFailed(std::string_view name, std::string_view reason) {
   return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + std::string(reason);
 }
@@ -484,7 +517,9 @@ std::optional<std::string> StartupRedisDefault(std::string_view name, std::strin
 const Option* SettableOption(std::string_view name, bool at_startup, std::string* error) {
   const Option* opt = FindOption(name);
   if (opt == nullptr && FindRedisDefault(name) != nullptr) {
-    *error = SetFailed(name, "lapse does not implement this parameter; it only reports Redis 7.0's default, read-only");
+    *error = !at_startup && IsRedisImmutable(protocol::AsciiLower(name))
+                 ? SetFailed(name, "can't set immutable config")
+                 : SetFailed(name, kRedisOnlyReadOnly);
   } else if (opt == nullptr) {
     *error = "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
   } else if (!at_startup && !opt->mutable_at_runtime) {
@@ -518,19 +553,36 @@ std::optional<std::string> Config::Set(std::string_view name, std::string_view v
 std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
   std::lock_guard lock(mu_);
   // Like Redis: every name is checked (known, mutable, not repeated) before any value.
+  // A parameter lapse only reports (nullptr here, with its default) may be set to that
+  // default, which changes nothing, as in a configuration file; any other value is refused.
   std::vector<const Option*> options;
+  std::vector<const char*> redis_defaults;
+  std::vector<std::string> names;
   std::string error;
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::string_view name = pairs[i].first;
-    const Option* opt = SettableOption(name, false, &error);
-    if (opt == nullptr) return error;
-    for (const Option* earlier : options) {
-      if (earlier == opt) return SetFailed(name, "duplicate parameter");
+    std::string lower = protocol::AsciiLower(name);
+    const char* redis_default = FindOption(name) == nullptr ? FindRedisDefault(name) : nullptr;
+    const Option* opt = nullptr;
+    if (redis_default == nullptr || IsRedisImmutable(lower)) {
+      opt = SettableOption(name, false, &error);
+      if (opt == nullptr) return error;
+    }
+    for (size_t j = 0; j < options.size(); ++j) {
+      if (opt != nullptr ? options[j] == opt : names[j] == lower) return SetFailed(name, "duplicate parameter");
     }
     options.push_back(opt);
+    redis_defaults.push_back(redis_default);
+    names.push_back(std::move(lower));
   }
   Settings candidate = settings_;
   for (size_t i = 0; i < pairs.size(); ++i) {
+    if (options[i] == nullptr) {
+      if (protocol::AsciiLower(pairs[i].second) != protocol::AsciiLower(redis_defaults[i])) {
+        return SetFailed(pairs[i].first, kRedisOnlyReadOnly);
+      }
+      continue;
+    }
     if (auto err = options[i]->set(candidate, pairs[i].second)) return SetFailed(pairs[i].first, *err);
   }
   if (validator_) {

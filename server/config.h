@@ -20,9 +20,10 @@ namespace lapse::server {
 
 // client-output-buffer-limit for one class of client: disconnect when the pending output
 // exceeds `hard` bytes, or stays above `soft` bytes for more than `soft_seconds`. 0: none.
-// Redis's memtoll: an integer with an optional k/kb/m/mb/g/gb unit (case-insensitive);
-// nullopt when malformed or negative.
-std::optional<int64_t> ParseMemory(std::string_view v);
+// Redis's memtoull: decimal digits with an optional b/k/kb/m/mb/g/gb unit (case-insensitive),
+// no sign; digits past 2^64 saturate and the unit's product wraps, as in Redis (so "" and "k"
+// read as 0); nullopt when malformed.
+std::optional<uint64_t> ParseMemory(std::string_view v);
 
 struct OutputBufferLimit {
   int64_t hard = 0;
@@ -135,6 +136,8 @@ struct RedisDefault {
   const char* value;
 };
 const std::vector<RedisDefault>& RedisOnlyDefaults();
+// Whether Redis 7.0 refuses CONFIG SET of this parameter (lower case) as immutable.
+bool IsRedisImmutable(std::string_view lower_name);
 
 class Config {
  public:

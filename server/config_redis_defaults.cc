@@ -145,4 +145,19 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
   return kDefaults;
 }
 
+bool IsRedisImmutable(std::string_view lower_name) {
+  // Those of the parameters above that Redis 7.0.15 sets only at start-up (CONFIG SET answers
+  // "can't set immutable config" whatever the value).
+  static constexpr std::string_view kImmutable[] = {
+      "always-show-logo", "aof_rewrite_cpulist", "bgsave_cpulist", "bio_cpulist", "cluster-config-file",
+      "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
+      "enable-protected-configs", "io-threads", "io-threads-do-reads", "server_cpulist", "set-proc-title",
+      "socket-mark-id", "supervised", "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket",
+      "unixsocketperm", "pidfile", "logfile", "syslog-enabled", "databases"};
+  for (std::string_view name : kImmutable) {
+    if (name == lower_name) return true;
+  }
+  return false;
+}
+
 }  // namespace lapse::server

@@ -82,8 +82,8 @@ void DebugObject(ConnCommand& c, std::string_view key) {
 }
 
 void DebugPackedThreshold(ConnCommand& c, std::string_view size) {
-  std::optional<int64_t> bytes = ParseMemory(size);
-  if (!bytes || static_cast<uint64_t>(*bytes) > kPackedThresholdLimit)
+  std::optional<uint64_t> bytes = ParseMemory(size);
+  if (!bytes || *bytes > kPackedThresholdLimit)
     return c.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
   c.reply.Ok();
 }

@@ -36,7 +36,10 @@ std::string HumanBytes(uint64_t n) {
   if (n < 1024) snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(n));
   else if (n < 1024 * 1024) snprintf(buf, sizeof buf, "%.2fK", n / 1024.0);
   else if (n < 1024ull * 1024 * 1024) snprintf(buf, sizeof buf, "%.2fM", n / 1048576.0);
-  else snprintf(buf, sizeof buf, "%.2fG", n / 1073741824.0);
+  else if (n < (1ull << 40)) snprintf(buf, sizeof buf, "%.2fG", n / 1073741824.0);
+  else if (n < (1ull << 50)) snprintf(buf, sizeof buf, "%.2fT", static_cast<double>(n) / static_cast<double>(1ull << 40));
+  else if (n < (1ull << 60)) snprintf(buf, sizeof buf, "%.2fP", static_cast<double>(n) / static_cast<double>(1ull << 50));
+  else snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(n));  // as Redis's bytesToHuman
   return buf;
 }
 
@@ -242,7 +245,7 @@ void AppendMemory(ConnCommand& c, std::string& out) {
   Line(out, "total_system_memory_human", HumanBytes(system_memory));
   AppendScriptMemory(c, m, out);
   Settings s = c.server.config().Snapshot();
-  Line(out, "maxmemory", static_cast<uint64_t>(s.maxmemory));
+  Line(out, "maxmemory", std::to_string(s.maxmemory));  // signed, as Redis prints it (CONFIG GET: unsigned)
   Line(out, "maxmemory_human", HumanBytes(static_cast<uint64_t>(s.maxmemory)));
   Line(out, "maxmemory_policy", s.maxmemory_policy);
   AppendFragmentation(m, out);

@@ -70,8 +70,8 @@ def test_several_patterns_name_each_parameter_once(server):
 
 @pytest.mark.lapse_only
 @pytest.mark.parametrize("name, value", [
-    ("tls-replication", "yes"), ("lazyfree-lazy-eviction", "yes"), ("cluster-enabled", "yes"), ("io-threads", "4"),
-    ("repl-backlog-size", "1048576"), ("maxmemory-clients", "0"),
+    ("tls-replication", "yes"), ("lazyfree-lazy-eviction", "yes"), ("repl-backlog-size", "2mb"),
+    ("maxmemory-clients", "1"), ("stream-node-max-entries", "abc"),
 ])
 def test_parameters_lapse_lacks_are_read_only(server, name, value):
     with RawClient(server.port) as c:
@@ -82,6 +82,32 @@ def test_parameters_lapse_lacks_are_read_only(server, name, value):
         # One refused pair refuses the whole CONFIG SET.
         assert isinstance(c.call("CONFIG", "SET", "maxmemory-samples", "7", name, value), E)
         assert c.call("CONFIG", "GET", "maxmemory-samples") == [b"maxmemory-samples", b"5"]
+        assert c.call("CONFIG", "GET", name) == before
+
+
+@pytest.mark.parametrize("name, value", [
+    ("repl-backlog-size", "1048576"), ("maxmemory-clients", "0"), ("lazyfree-lazy-eviction", "NO"),
+    ("tls-replication", "no"),
+])
+def test_a_parameter_lapse_lacks_may_be_set_to_its_default(server, name, value):
+    # It changes nothing, on Redis as on lapse: the reply is OK and the value stays.
+    with RawClient(server.port) as c:
+        before = c.call("CONFIG", "GET", name)
+        assert c.call("CONFIG", "SET", name, value, "maxmemory-samples", "7") == "OK"
+        assert c.call("CONFIG", "GET", name) == before
+        assert c.call("CONFIG", "GET", "maxmemory-samples") == [b"maxmemory-samples", b"7"]
+        assert c.call("CONFIG", "SET", "maxmemory-samples", "5") == "OK"
+        assert c.call("CONFIG", "SET", name, value, name, value) == E(
+            f"ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter")
+
+
+@pytest.mark.parametrize("name, value", [("cluster-enabled", "yes"), ("io-threads", "1"), ("tcp-backlog", "511"),
+                                         ("supervised", "no")])
+def test_a_parameter_redis_sets_only_at_start_up_is_immutable(server, name, value):
+    with RawClient(server.port) as c:
+        before = c.call("CONFIG", "GET", name)
+        assert c.call("CONFIG", "SET", name, value) == E(
+            f"ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
         assert c.call("CONFIG", "GET", name) == before
 
 
@@ -103,3 +129,58 @@ def test_the_hidden_rdb_key_save_delay_is_answered_by_name_only(server):
         assert c.call("CONFIG", "SET", "rdb-key-save-delay", "5") == "OK"
         assert config_get(server.port, "rdb-key-save-delay") == {"rdb-key-save-delay": "5"}
         assert c.call("CONFIG", "SET", "rdb-key-save-delay", "0") == "OK"
+
+
+MEMORY_VALUE = "argument must be a memory value"
+
+
+@pytest.mark.parametrize("name, value, reply, stored", [
+    # Redis's memtoull: no digits read as 0, b/k/kb/... in any case, digits past 2^64 saturate
+    # and a unit's product wraps; no sign, no spaces, no hex.
+    ("maxmemory", "", "OK", "0"), ("maxmemory", "k", "OK", "0"), ("maxmemory", "1B", "OK", "1"),
+    ("maxmemory", "1Kb", "OK", "1024"), ("maxmemory", "2G", "OK", "2000000000"),
+    ("maxmemory", "18446744073709551615", "OK", "18446744073709551615"),
+    ("maxmemory", "99999999999999999999", "OK", "18446744073709551615"),
+    ("maxmemory", "99999999999999999999k", "OK", "18446744073709550616"),
+    ("maxmemory", "-1", MEMORY_VALUE, "0"), ("maxmemory", "+5", MEMORY_VALUE, "0"),
+    ("maxmemory", " 1", MEMORY_VALUE, "0"), ("maxmemory", "1 ", MEMORY_VALUE, "0"),
+    ("maxmemory", "0x10", MEMORY_VALUE, "0"), ("maxmemory", "1.5mb", MEMORY_VALUE, "0"),
+    # The others are signed: past INT64_MAX they are out of range.
+    ("hash-max-listpack-value", "", "OK", "0"),
+    ("hash-max-listpack-value", "9223372036854775808", "argument must be between 0 and 9223372036854775807 inclusive",
+     "64"),
+    ("proto-max-bulk-len", "", "argument must be between 1048576 and 9223372036854775807 inclusive", "536870912"),
+    ("proto-max-bulk-len", "2mb", "OK", "2097152"),
+    # hz takes any int and keeps it within 1..500.
+    ("hz", "0", "OK", "1"), ("hz", "1000", "OK", "500"), ("hz", "-1", "argument must be between 0 and 2147483647 inclusive", "10"),
+    ("hz", "x", "argument couldn't be parsed into an integer", "10"),
+    # An empty buffer-limit list sets no class.
+    ("client-output-buffer-limit", "", "OK", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+])
+def test_numeric_parameters_parse_as_redis_does(server, name, value, reply, stored):
+    with RawClient(server.port) as c:
+        before = c.call("CONFIG", "GET", name)[1]
+        try:
+            expected = "OK" if reply == "OK" else E(
+                f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reply}")
+            assert c.call("CONFIG", "SET", name, value) == expected
+            assert c.call("CONFIG", "GET", name) == [name.encode(), stored.encode()]
+        finally:
+            c.call("CONFIG", "SET", name, before)
+
+
+@pytest.mark.parametrize("value, shown, human", [
+    ("2199023255552", "2199023255552", "2.00T"), ("2251799813685248", "2251799813685248", "2.00P"),
+    ("1152921504606846975", "1152921504606846975", "1024.00P"),
+    ("1152921504606846976", "1152921504606846976", "1152921504606846976B"),
+    ("9223372036854775808", "-9223372036854775808", "9223372036854775808B"),
+])
+def test_info_shows_a_huge_maxmemory_as_redis_does(server, value, shown, human):
+    with RawClient(server.port) as c:
+        try:
+            assert c.call("CONFIG", "SET", "maxmemory", value) == "OK"
+            lines = c.call("INFO", "memory").decode().split("\r\n")
+            assert f"maxmemory:{shown}" in lines
+            assert f"maxmemory_human:{human}" in lines
+        finally:
+            c.call("CONFIG", "SET", "maxmemory", "0")

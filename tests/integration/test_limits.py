@@ -252,6 +252,25 @@ def test_hard_output_limit_drops_a_client_whose_replies_exceed_it(start_server):
         assert len(admin.call("GET", "big")) == 2_000_000
 
 
+def test_hard_output_limit_spares_replies_that_fit_the_first_16kb(start_server):
+    # Redis counts only what spills past a client's fixed 16 KiB reply buffer, so even a
+    # 1-byte limit leaves small replies alone; a reply past 16 KiB drops the client.
+    srv = start_server()
+    with srv.client() as admin:
+        assert admin.call("SET", "small", b"x" * 10_000) == "OK"
+        assert admin.call("SET", "large", b"x" * 40_000) == "OK"
+        assert admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1 0 0") == "OK"
+        try:
+            with srv.client() as reader:
+                assert reader.call("PING") == "PONG"
+                assert len(reader.call("GET", "small")) == 10_000
+                reader.send("GET", "large")
+                assert reader.at_eof(10.0)
+        finally:
+            with srv.client() as fresh:
+                assert fresh.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0") == "OK"
+
+
 def stalled_reader(srv, key, count):
     """A client that pipelines `count` GETs of `key` and reads nothing."""
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
