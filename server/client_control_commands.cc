@@ -25,12 +25,7 @@ int64_t WallClockMs() {
 // CLIENT PAUSE timeout [WRITE|ALL], with Redis's timeout errors.
 void ClientPauseCommand(ConnCommand& c) {
   if (c.args.size() > 4) return c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "client"));
-  int64_t ms = 0;
-  if (!protocol::ParseInt64(c.args[2], &ms)) return c.reply.Error("ERR timeout is not an integer or out of range");
-  if (ms < 0) return c.reply.Error("ERR timeout is negative");
-  // Redis 7.0 adds the timeout to its clock unchecked: an end past the largest time wraps into
-  // the past, which pauses nothing, and the command still answers OK.
-  if (ms > INT64_MAX - WallClockMs()) ms = 0;
+  // Redis checks the mode before the timeout.
   ClientPause::Mode mode = ClientPause::Mode::kAll;
   if (c.args.size() == 4) {
     if (EqualsIgnoreCase(c.args[3], "WRITE")) {
@@ -39,6 +34,12 @@ void ClientPauseCommand(ConnCommand& c) {
       return c.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
     }
   }
+  int64_t ms = 0;
+  if (!protocol::ParseInt64(c.args[2], &ms)) return c.reply.Error("ERR timeout is not an integer or out of range");
+  if (ms < 0) return c.reply.Error("ERR timeout is negative");
+  // Redis 7.0 adds the timeout to its clock unchecked: an end past the largest time wraps into
+  // the past, which pauses nothing, and the command still answers OK.
+  if (ms > INT64_MAX - WallClockMs()) ms = 0;
   c.server.shards().PauseReclaimUntil(c.server.client_pause().Pause(ms, mode));
   c.reply.Ok();
 }

@@ -139,9 +139,14 @@ Option OutputBufferLimitOption() {
   return Option{
       "client-output-buffer-limit", true,
       [](Settings& s, std::string_view v) -> std::optional<std::string> {
+        // Split on single spaces, as Redis's sdssplitlen: two spaces make an empty word.
         std::vector<std::string> words;
-        std::istringstream in{std::string(v)};
-        for (std::string w; in >> w;) words.push_back(w);
+        for (size_t start = 0; !v.empty();) {
+          size_t end = v.find(' ', start);
+          words.emplace_back(v.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+          if (end == std::string_view::npos) break;
+          start = end + 1;
+        }
         // Like Redis, an empty value is a list of no groups: valid, and it changes nothing.
         if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
         Settings candidate = s;
@@ -525,7 +530,7 @@ const Option* SettableOption(std::string_view name, bool at_startup, std::string
   } else if (!at_startup && !opt->mutable_at_runtime) {
     *error = SetFailed(name, "can't set immutable config");
     opt = nullptr;
-  } else if (!at_startup && opt->name == std::string_view("dir")) {
+  } else if (!at_startup && (opt->name == std::string_view("dir") || opt->name == std::string_view("dbfilename"))) {
     // Redis 7.0's protected config (enable-protected-configs no): set at start-up only.
     *error = SetFailed(name, "can't set protected config");
     opt = nullptr;
@@ -577,13 +582,14 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
   }
   Settings candidate = settings_;
   for (size_t i = 0; i < pairs.size(); ++i) {
+    // Redis lower-cases the names before it sets anything: a value's error shows that spelling.
     if (options[i] == nullptr) {
       if (protocol::AsciiLower(pairs[i].second) != protocol::AsciiLower(redis_defaults[i])) {
-        return SetFailed(pairs[i].first, kRedisOnlyReadOnly);
+        return SetFailed(names[i], kRedisOnlyReadOnly);
       }
       continue;
     }
-    if (auto err = options[i]->set(candidate, pairs[i].second)) return SetFailed(pairs[i].first, *err);
+    if (auto err = options[i]->set(candidate, pairs[i].second)) return SetFailed(names[i], *err);
   }
   if (validator_) {
     std::vector<std::string_view> names;

@@ -29,7 +29,18 @@ struct OutputBufferLimit {
   int64_t hard = 0;
   int64_t soft = 0;
   int64_t soft_seconds = 0;
+  // soft_seconds in ms, saturated (any count of seconds is accepted, as in Redis).
+  int64_t soft_ms() const { return soft_seconds > INT64_MAX / 1000 ? INT64_MAX : soft_seconds * 1000; }
 };
+
+// What the limits count of `pending` unsent bytes (replies, pushes). Redis fills a client's
+// fixed 16 KiB reply buffer (PROTO_REPLY_CHUNK_BYTES) first and counts only what spills into
+// its reply list, so a limit never drops a client for output that fits that buffer. (Redis
+// counts the spill by its allocated blocks, so near a limit the two can differ.)
+inline uint64_t CountedOutputBytes(uint64_t pending) {
+  constexpr uint64_t kUncountedBytes = 16 * 1024;
+  return pending > kUncountedBytes ? pending - kUncountedBytes : 0;
+}
 
 struct Settings {
   int port = 6379;

@@ -153,7 +153,7 @@ bool IsRedisImmutable(std::string_view lower_name) {
       "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
       "enable-protected-configs", "io-threads", "io-threads-do-reads", "server_cpulist", "set-proc-title",
       "socket-mark-id", "supervised", "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket",
-      "unixsocketperm", "pidfile", "logfile", "syslog-enabled", "databases"};
+      "unixsocketperm", "pidfile", "logfile", "syslog-enabled", "databases", "replicaof", "slaveof"};
   for (std::string_view name : kImmutable) {
     if (name == lower_name) return true;
   }

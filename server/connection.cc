@@ -208,23 +208,13 @@ awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
   co_return true;
 }
 
-namespace {
-// What client-output-buffer-limit counts of `pending` reply bytes. Redis fills a client's fixed
-// 16 KiB buffer (PROTO_REPLY_CHUNK_BYTES) first and counts only what spills into its reply
-// list, so a limit never drops a client for replies that fit that buffer.
-int64_t CountedOutput(size_t pending) {
-  constexpr size_t kUncountedBytes = 16 * 1024;
-  return pending > kUncountedBytes ? static_cast<int64_t>(pending - kUncountedBytes) : 0;
-}
-}  // namespace
-
 // Writes everything pending before returning. False when the connection must close: the
 // write failed, or the replies exceed the hard output buffer limit (then nothing is written,
 // as Redis drops such a client without sending the rest).
 awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   if (output_.empty()) co_return true;
   OutputBufferLimit limit = server_.output_limit(info_->subscribed());
-  if (limit.hard > 0 && CountedOutput(output_.size()) > limit.hard) {
+  if (limit.hard > 0 && CountedOutputBytes(output_.size()) > static_cast<uint64_t>(limit.hard)) {
     spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
     co_return false;
   }
@@ -342,7 +332,8 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     }
     OutputBufferLimit limit = server_.output_limit(info_->subscribed());
     size_t pending = pending_output_;
-    if (limit.soft > 0 && CountedOutput(pending) > limit.soft && now - pending_since_ms_ > limit.soft_seconds * 1000) {
+    if (limit.soft > 0 && CountedOutputBytes(pending) > static_cast<uint64_t>(limit.soft) &&
+        now - pending_since_ms_ > limit.soft_ms()) {
       spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes unsent for {} ms)", info_->addr,
                    pending, now - pending_since_ms_);
       stream_.Close();

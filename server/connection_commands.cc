@@ -299,6 +299,22 @@ void ClientUnblock(ConnCommand& c) {
 }
 
 // The dispatcher has checked the subcommand and its arity against the table.
+// CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2), checked as Redis 7.2 checks it. Redis
+// 7.0's CLIENT LIST and INFO, which lapse answers, have no field that shows the values, so they
+// are not kept.
+void ClientSetInfo(ConnCommand& c) {
+  std::string_view attribute = c.args[2], value = c.args[3];
+  if (!EqualsIgnoreCase(attribute, "LIB-NAME") && !EqualsIgnoreCase(attribute, "LIB-VER")) {
+    return c.reply.Error("ERR Unrecognized option '" + std::string(attribute) + "'");
+  }
+  for (char ch : value) {
+    if (ch < '!' || ch > '~') {
+      return c.reply.Error("ERR " + std::string(attribute) + " cannot contain spaces, newlines or special characters.");
+    }
+  }
+  c.reply.Ok();
+}
+
 void CmdClient(ConnCommand& c) {
   std::string_view sub = c.args[1];
   ClientRegistry& clients = c.server.clients();
@@ -314,7 +330,7 @@ void CmdClient(ConnCommand& c) {
     clients.SetName(me, std::string(c.args[2]));
     return c.reply.Ok();
   }
-  if (EqualsIgnoreCase(sub, "SETINFO")) return c.reply.Ok();
+  if (EqualsIgnoreCase(sub, "SETINFO")) return ClientSetInfo(c);
   if (EqualsIgnoreCase(sub, "LIST")) return ClientList(c, now);
   if (EqualsIgnoreCase(sub, "INFO")) return c.reply.Verbatim(clients.Describe(now, me.id));
   if (EqualsIgnoreCase(sub, "KILL")) return ClientKill(c, now);

@@ -43,7 +43,7 @@ void PushOutbox::Append(std::string_view bytes, const OutputBufferLimit& limit, 
                         int64_t now_ms, const std::function<void()>& kill, bool after_reply) {
   std::lock_guard lock(mu_);
   if (dropped_) return;
-  uint64_t unsent = unsent_elsewhere + bytes_.size() + after_reply_.size() + bytes.size();
+  uint64_t unsent = CountedOutputBytes(unsent_elsewhere + bytes_.size() + after_reply_.size() + bytes.size());
   bool over_hard = limit.hard > 0 && unsent > static_cast<uint64_t>(limit.hard);
   bool over_soft = limit.soft > 0 && unsent > static_cast<uint64_t>(limit.soft);
   if (!over_soft) {
@@ -51,7 +51,7 @@ void PushOutbox::Append(std::string_view bytes, const OutputBufferLimit& limit, 
   } else if (over_soft_since_ms_ < 0) {
     over_soft_since_ms_ = now_ms;
   }
-  bool soft_expired = over_soft && now_ms - over_soft_since_ms_ > limit.soft_seconds * 1000;
+  bool soft_expired = over_soft && now_ms - over_soft_since_ms_ > limit.soft_ms();
   if (over_hard || soft_expired) {
     // Like Redis, the client is closed without the rest: what it has not read is lost anyway.
     dropped_ = true;

@@ -328,3 +328,15 @@ def test_command_info_get_and_set(raw):
     assert get[:7] == [b"get", 2, ["readonly", "fast"], 1, 1, 1, ["@read", "@string", "@fast"]]
     (set_,) = raw.call("COMMAND", "INFO", "set")
     assert set_[:7] == [b"set", -3, ["write", "denyoom"], 1, 1, 1, ["@write", "@string", "@slow"]]
+
+
+@pytest.mark.lapse_only  # Redis 7.2's subcommand; Redis 7.0 answers "unknown subcommand"
+@pytest.mark.parametrize("args, reply", [
+    (("LIB-NAME", "redis-py"), "OK"), (("lib-ver", "5.0.1"), "OK"), (("LIB-NAME", ""), "OK"),
+    (("LIB-NAME", "a b"), E("ERR LIB-NAME cannot contain spaces, newlines or special characters.")),
+    (("lib-ver", "1\n2"), E("ERR lib-ver cannot contain spaces, newlines or special characters.")),
+    (("lib-ver", "\xe9"), E("ERR lib-ver cannot contain spaces, newlines or special characters.")),
+    (("NAME", "x"), E("ERR Unrecognized option 'NAME'")),
+])
+def test_client_setinfo_checks_as_redis_7_2(raw, args, reply):
+    assert raw.call("CLIENT", "SETINFO", *args) == reply

@@ -127,6 +127,9 @@ def test_a_later_pause_never_shortens_or_relaxes_an_earlier_one(clients):
     (("PAUSE", "99999999999999999999"), "ERR timeout is not an integer or out of range"),
     (("PAUSE", -1), "ERR timeout is negative"),
     (("PAUSE", 10, "FOO"), "ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    (("PAUSE", "x", "FOO"), "ERR CLIENT PAUSE mode must be WRITE or ALL"),  # the mode is checked first
+    (("PAUSE", -1, "FOO"), "ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    (("PAUSE", "x", "WRITE"), "ERR timeout is not an integer or out of range"),
     (("PAUSE", 10, "ALL", "x"), "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP."),
     (("PAUSE",), "ERR wrong number of arguments for 'client|pause' command"),
     (("UNPAUSE", "x"), "ERR wrong number of arguments for 'client|unpause' command"),

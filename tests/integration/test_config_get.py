@@ -102,7 +102,7 @@ def test_a_parameter_lapse_lacks_may_be_set_to_its_default(server, name, value):
 
 
 @pytest.mark.parametrize("name, value", [("cluster-enabled", "yes"), ("io-threads", "1"), ("tcp-backlog", "511"),
-                                         ("supervised", "no")])
+                                         ("supervised", "no"), ("replicaof", ""), ("slaveof", "no one")])
 def test_a_parameter_redis_sets_only_at_start_up_is_immutable(server, name, value):
     with RawClient(server.port) as c:
         before = c.call("CONFIG", "GET", name)
@@ -154,8 +154,14 @@ MEMORY_VALUE = "argument must be a memory value"
     # hz takes any int and keeps it within 1..500.
     ("hz", "0", "OK", "1"), ("hz", "1000", "OK", "500"), ("hz", "-1", "argument must be between 0 and 2147483647 inclusive", "10"),
     ("hz", "x", "argument couldn't be parsed into an integer", "10"),
-    # An empty buffer-limit list sets no class.
+    # An empty buffer-limit list sets no class; words are split on single spaces.
     ("client-output-buffer-limit", "", "OK", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", " ", "Wrong number of arguments in buffer limit configuration.",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal  0 0 0", "Wrong number of arguments in buffer limit configuration.",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 0 ", "Wrong number of arguments in buffer limit configuration.",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
 ])
 def test_numeric_parameters_parse_as_redis_does(server, name, value, reply, stored):
     with RawClient(server.port) as c:
@@ -184,3 +190,16 @@ def test_info_shows_a_huge_maxmemory_as_redis_does(server, value, shown, human):
             assert f"maxmemory_human:{human}" in lines
         finally:
             c.call("CONFIG", "SET", "maxmemory", "0")
+
+
+def test_a_value_error_names_the_parameter_in_lower_case(server):
+    # Redis lower-cases the names before it sets anything; name errors keep the spelling.
+    with RawClient(server.port) as c:
+        prefix = "ERR CONFIG SET failed (possibly related to argument "
+        assert c.call("CONFIG", "SET", "MAXMEMORY", "x") == E(prefix + "'maxmemory') - argument must be a memory value")
+        assert c.call("CONFIG", "SET", "Hash-Max-Ziplist-Value", "x") == E(
+            prefix + "'hash-max-ziplist-value') - argument must be a memory value")
+        assert c.call("CONFIG", "SET", "MAXMEMORY", "1", "maxmemory", "2") == E(prefix + "'maxmemory') - duplicate parameter")
+        assert c.call("CONFIG", "SET", "DAEMONIZE", "no") == E(prefix + "'DAEMONIZE') - can't set immutable config")
+        assert c.call("CONFIG", "SET", "FOO", "1") == E("ERR Unknown option or number of arguments for CONFIG SET - 'FOO'")
+        assert c.call("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"0"]

@@ -271,6 +271,21 @@ def test_hard_output_limit_spares_replies_that_fit_the_first_16kb(start_server):
                 assert fresh.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0") == "OK"
 
 
+def test_pubsub_output_limit_spares_messages_that_fit_the_first_16kb(start_server):
+    srv = start_server()
+    with srv.client() as admin, srv.client() as subscriber:
+        assert admin.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1 0 0") == "OK"
+        try:
+            subscriber.send("SUBSCRIBE", "ch")
+            assert subscriber.read_reply() == [b"subscribe", b"ch", 1]
+            assert admin.call("PUBLISH", "ch", "small") == 1
+            assert subscriber.read_reply() == [b"message", b"ch", b"small"]
+            admin.call("PUBLISH", "ch", b"x" * 40_000)
+            assert subscriber.at_eof(10.0)
+        finally:
+            admin.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 32mb 8mb 60")
+
+
 def stalled_reader(srv, key, count):
     """A client that pipelines `count` GETs of `key` and reads nothing."""
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)

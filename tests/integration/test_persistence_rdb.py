@@ -257,8 +257,11 @@ def test_persistence_config(raw):
     assert raw.call("CONFIG", "GET", "save") == [b"save", b"900 1 300 10"]
     assert raw.call("CONFIG", "SET", "save", "900") == E(
         "ERR CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters")
+    # Redis 7.0 protects dbfilename as it protects dir (enable-protected-configs no).
     assert raw.call("CONFIG", "SET", "dbfilename", "a/b.rdb") == E(
-        "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename")
+        "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config")
+    assert raw.call("CONFIG", "SET", "dbfilename", "other.rdb") == E(
+        "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config")
     assert raw.call("CONFIG", "SET", "dir", "/tmp") == E(
         "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config")
     assert raw.call("CONFIG", "SET", "rdbchecksum", "no") == E(
