@@ -1,275 +1,31 @@
+// File: server/config.cc
+//
+// The table of CONFIG parameters (each declared once, with its kind from config_options.h),
+// and what reads and changes them: the configuration file, command-line flags, CONFIG GET
+// and CONFIG SET. Redis 7.0's parameters that lapse does not implement are answered with
+// their defaults (config_redis_defaults.cc) and may only be set to them, so that Redis's own
+// files load and nothing is ever answered OK without taking effect.
 #include "server/config.h"
 
-#include "engine/eviction.h"
-
 #include <cctype>
-#include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <sstream>
 
+#include "engine/eviction.h"
 #include "engine/glob.h"
+#include "protocol/arg_reader.h"
+#include "server/config_options.h"
 #include "server/keyspace_events.h"
 #include "server/latency.h"
-#include "protocol/arg_reader.h"
 
 namespace lapse::server {
 
 namespace {
 
-struct Option {
-  const char* name;
-  bool mutable_at_runtime;
-  // Parses and stores; returns an error reason (without prefix) or nullopt.
-  std::function<std::optional<std::string>(Settings&, std::string_view)> set;
-  std::function<std::string(const Settings&)> get;
-};
-
-
-}  // namespace
-
-std::optional<uint64_t> ParseMemory(std::string_view v) {
-  size_t digits = 0;
-  while (digits < v.size() && v[digits] >= '0' && v[digits] <= '9') ++digits;
-  std::string unit = protocol::AsciiLower(v.substr(digits));
-  uint64_t mul = 0;
-  if (unit.empty() || unit == "b") mul = 1;
-  else if (unit == "k") mul = 1000;
-  else if (unit == "kb") mul = 1024;
-  else if (unit == "m") mul = 1000 * 1000;
-  else if (unit == "mb") mul = 1024 * 1024;
-  else if (unit == "g") mul = 1000ull * 1000 * 1000;
-  else if (unit == "gb") mul = 1024ull * 1024 * 1024;
-  else return std::nullopt;
-  constexpr size_t kMaxDigits = 127;  // Redis copies the digits into a 128-byte buffer
-  if (digits > kMaxDigits) return std::nullopt;
-  // strtoull: no digits read as 0, too many saturate; the unit's product wraps, as in Redis.
-  uint64_t n = 0;
-  for (size_t i = 0; i < digits; ++i) {
-    auto d = static_cast<uint64_t>(v[i] - '0');
-    n = n > (UINT64_MAX - d) / 10 ? UINT64_MAX : n * 10 + d;
-  }
-  return n * mul;
-}
-
-namespace {
-
-std::optional<int64_t> ParseInt(std::string_view s) {
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
-  return n;
-}
-
-std::optional<bool> ParseYesNo(std::string_view s) {
-  std::string l = protocol::AsciiLower(s);
-  if (l == "yes") return true;
-  if (l == "no") return false;
-  return std::nullopt;
-}
-
-template <class T>
-Option IntOption(const char* name, bool mut, T Settings::*field, int64_t min, int64_t max) {
-  return Option{name, mut,
-                [field, min, max](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  auto n = ParseInt(v);
-                  if (!n) return "argument couldn't be parsed into an integer";
-                  if (*n < min || *n > max) return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) + " inclusive";
-                  s.*field = static_cast<T>(*n);
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return std::to_string(s.*field); }};
-}
-
-// A memory setting Redis keeps as a signed 64-bit number: a value past INT64_MAX reads as
-// negative and is out of range.
-Option MemOption(const char* name, int64_t Settings::*field, int64_t min = 0) {
-  return Option{name, true,
-                [field, min](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  auto n = ParseMemory(v);
-                  if (!n) return "argument must be a memory value";
-                  auto value = static_cast<int64_t>(*n);
-                  if (value < min) return "argument must be between " + std::to_string(min) + " and " + std::to_string(INT64_MAX) + " inclusive";
-                  s.*field = value;
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return std::to_string(s.*field); }};
-}
-
-// maxmemory, which Redis keeps unsigned: any 64-bit value. One past INT64_MAX is kept with the
-// same bits (a negative int64_t, which every limit check reads as no limit: no machine has
-// that much memory) and shown unsigned, as Redis shows it.
-Option UnsignedMemOption(const char* name, int64_t Settings::*field) {
-  return Option{name, true,
-                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  auto n = ParseMemory(v);
-                  if (!n) return "argument must be a memory value";
-                  s.*field = static_cast<int64_t>(*n);
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return std::to_string(static_cast<uint64_t>(s.*field)); }};
-}
-
-Option BoolOption(const char* name, bool mut, bool Settings::*field) {
-  return Option{name, mut,
-                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  auto b = ParseYesNo(v);
-                  if (!b) return "argument must be 'yes' or 'no'";
-                  s.*field = *b;
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return std::string(s.*field ? "yes" : "no"); }};
-}
-
-Option StringOption(const char* name, bool mut, std::string Settings::*field) {
-  return Option{name, mut,
-                [field](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  s.*field = std::string(v);
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return s.*field; }};
-}
-
-// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> [<class> ...]`, as Redis
-// parses it: every group is checked before any is applied.
-Option OutputBufferLimitOption() {
-  return Option{
-      "client-output-buffer-limit", true,
-      [](Settings& s, std::string_view v) -> std::optional<std::string> {
-        // Split on single spaces, as Redis's sdssplitlen: two spaces make an empty word.
-        std::vector<std::string> words;
-        for (size_t start = 0; !v.empty();) {
-          size_t end = v.find(' ', start);
-          words.emplace_back(v.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-          if (end == std::string_view::npos) break;
-          start = end + 1;
-        }
-        // Like Redis, an empty value is a list of no groups: valid, and it changes nothing.
-        if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
-        Settings candidate = s;
-        for (size_t i = 0; i < words.size(); i += 4) {
-          std::string cls = protocol::AsciiLower(words[i]);
-          OutputBufferLimit* limit = cls == "normal"                      ? &candidate.output_limit_normal
-                                     : cls == "replica" || cls == "slave" ? &candidate.output_limit_replica
-                                     : cls == "pubsub"                    ? &candidate.output_limit_pubsub
-                                                                          : nullptr;
-          if (limit == nullptr) return "Invalid client class specified in buffer limit configuration.";
-          auto hard = ParseMemory(words[i + 1]);
-          auto soft = ParseMemory(words[i + 2]);
-          auto seconds = ParseInt(words[i + 3]);
-          if (!hard || !soft || !seconds || *seconds < 0)
-            return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
-          *limit = OutputBufferLimit{static_cast<int64_t>(*hard), static_cast<int64_t>(*soft), *seconds};
-        }
-        s = std::move(candidate);
-        return std::nullopt;
-      },
-      [](const Settings& s) {
-        auto group = [](const char* cls, const OutputBufferLimit& l) {
-          return std::string(cls) + " " + std::to_string(static_cast<uint64_t>(l.hard)) + " " +
-                 std::to_string(static_cast<uint64_t>(l.soft)) + " " +
-                 std::to_string(l.soft_seconds);
-        };
-        return group("normal", s.output_limit_normal) + " " + group("slave", s.output_limit_replica) + " " +
-               group("pubsub", s.output_limit_pubsub);
-      }};
-}
-
-// Settings of features lapse does not have yet (persistence: issue 17). CONFIG GET answers
-// their one value, which tools read; setting that value again is accepted, since it
-// changes nothing and claims nothing, and any other value is refused, never answered OK.
-Option FixedOption(const char* name, const char* value, const char* why) {
-  return Option{name, true,
-                [value, why](Settings&, std::string_view v) -> std::optional<std::string> {
-                  if (protocol::AsciiLower(v) == value) return std::nullopt;
-                  return std::string(why);
-                },
-                [value](const Settings&) { return std::string(value); }};
-}
-
-std::vector<std::string_view> SplitWords(std::string_view text) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    size_t start = i;
-    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    if (i > start) words.push_back(text.substr(start, i - start));
-  }
-  return words;
-}
-
-// Redis's `save`: pairs of "<seconds> <changes>", or "" for none.
-std::optional<std::string> SetSaveRules(Settings& s, std::string_view v) {
-  std::vector<std::pair<int64_t, int64_t>> rules;
-  auto words = SplitWords(v);
-  if (words.size() % 2 != 0) return "Invalid save parameters";
-  for (size_t k = 0; k < words.size(); k += 2) {
-    auto seconds = ParseInt(words[k]), changes = ParseInt(words[k + 1]);
-    if (!seconds || !changes || *seconds < 1 || *changes < 0) return "Invalid save parameters";
-    rules.emplace_back(*seconds, *changes);
-  }
-  s.save_rules = std::move(rules);
-  return std::nullopt;
-}
-
-std::string GetSaveRules(const Settings& s) {
-  std::string out;
-  for (auto [seconds, changes] : s.save_rules) {
-    out += (out.empty() ? "" : " ") + std::to_string(seconds) + " " + std::to_string(changes);
-  }
-  return out;
-}
-
-// Redis chdirs to `dir`; lapse keeps the absolute path instead (threads share the working
-// directory), so that relative names are resolved once, when set.
-std::optional<std::string> SetDir(Settings& s, std::string_view v) {
-  std::error_code ec;
-  std::filesystem::path path = std::filesystem::absolute(std::string(v), ec);
-  if (ec || !std::filesystem::is_directory(path, ec)) return "No such file or directory";
-  s.dir = path.lexically_normal().string();
-  if (s.dir.size() > 1 && s.dir.back() == '/') s.dir.pop_back();
-  return std::nullopt;
-}
-
-// tls-auth-clients: yes (a certificate is required), optional (checked when given) or no.
-Option TlsAuthClientsOption() {
-  return Option{"tls-auth-clients", true,
-                [](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  std::string l = protocol::AsciiLower(v);
-                  if (l == "no") s.tls_auth_clients = Settings::TlsAuthClients::kNo;
-                  else if (l == "yes") s.tls_auth_clients = Settings::TlsAuthClients::kYes;
-                  else if (l == "optional") s.tls_auth_clients = Settings::TlsAuthClients::kOptional;
-                  else return "argument(s) must be one of the following: no, yes, optional";
-                  return std::nullopt;
-                },
-                [](const Settings& s) -> std::string {
-                  switch (s.tls_auth_clients) {
-                    case Settings::TlsAuthClients::kNo: return "no";
-                    case Settings::TlsAuthClients::kOptional: return "optional";
-                    case Settings::TlsAuthClients::kYes: break;
-                  }
-                  return "yes";
-                }};
-}
-
-// A name inside `dir` (appendfilename, appenddirname): immutable once running, as in Redis,
-// and never a path, so that the log cannot be pointed outside `dir`.
-Option FileNameOption(const char* name, std::string Settings::*field, const char* not_a_name) {
-  return Option{name, false,
-                [field, not_a_name](Settings& s, std::string_view v) -> std::optional<std::string> {
-                  if (v.empty() || v == "." || v == ".." || v.find('/') != std::string_view::npos) return std::string(not_a_name);
-                  s.*field = std::string(v);
-                  return std::nullopt;
-                },
-                [field](const Settings& s) { return s.*field; }};
-}
-
-const std::vector<Option>& Options() {
-  static const std::vector<Option> kOptions = {
+const std::vector<ConfigOption>& Options() {
+  static const std::vector<ConfigOption> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
       StringOption("bind", false, &Settings::bind),
       IntOption("threads", false, &Settings::threads, 0, 256),
@@ -278,47 +34,16 @@ const std::vector<Option>& Options() {
       IntOption("timeout", true, &Settings::timeout, 0, INT32_MAX),
       StringOption("requirepass", true, &Settings::requirepass),
       StringOption("aclfile", false, &Settings::aclfile),
-      Option{"acl-pubsub-default", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = protocol::AsciiLower(v);
-               if (l != "allchannels" && l != "resetchannels") return "argument(s) must be one of the following: allchannels, resetchannels";
-               s.acl_pubsub_default = l;
-               return std::nullopt;
-             },
-             [](const Settings& s) { return s.acl_pubsub_default; }},
-      Option{"loglevel", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = protocol::AsciiLower(v);
-               if (l != "debug" && l != "verbose" && l != "notice" && l != "warning" && l != "nothing")
-                 return "argument(s) must be one of the following: debug, verbose, notice, warning, nothing";
-               s.loglevel = l;
-               return std::nullopt;
-             },
-             [](const Settings& s) { return s.loglevel; }},
+      EnumOption("acl-pubsub-default", &Settings::acl_pubsub_default, "allchannels, resetchannels"),
+      EnumOption("loglevel", &Settings::loglevel, "debug, verbose, notice, warning, nothing"),
       StringOption("logfile", false, &Settings::logfile),
-      Option{"enable-debug-command", false,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = protocol::AsciiLower(v);
-               if (l == "no") s.enable_debug_command = Settings::DebugAccess::kNo;
-               else if (l == "yes") s.enable_debug_command = Settings::DebugAccess::kYes;
-               else if (l == "local") s.enable_debug_command = Settings::DebugAccess::kLocal;
-               else return "argument(s) must be one of the following: no, yes, local";
-               return std::nullopt;
-             },
-             [](const Settings& s) -> std::string {
-               switch (s.enable_debug_command) {
-                 case Settings::DebugAccess::kYes: return "yes";
-                 case Settings::DebugAccess::kLocal: return "local";
-                 case Settings::DebugAccess::kNo: break;
-               }
-               return "no";
-             }},
+      DebugAccessOption(),
       BoolOption("protected-mode", true, &Settings::protected_mode),
       MemOption("proto-max-bulk-len", &Settings::proto_max_bulk_len, 1024 * 1024),
       MemOption("client-query-buffer-limit", &Settings::client_query_buffer_limit, 1024 * 1024),
       OutputBufferLimitOption(),
       UnsignedMemOption("maxmemory", &Settings::maxmemory),
-      Option{"maxmemory-policy", true,
+      ConfigOption{"maxmemory-policy", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::optional<engine::EvictionPolicy> policy = engine::ParseEvictionPolicy(v);
                if (!policy) return std::string("argument(s) must be one of the following: ") + engine::kEvictionPolicyNames;
@@ -330,17 +55,8 @@ const std::vector<Option>& Options() {
       IntOption("maxmemory-eviction-tenacity", true, &Settings::maxmemory_eviction_tenacity, 0, 100),
       IntOption("lfu-log-factor", true, &Settings::lfu_log_factor, 0, INT32_MAX),
       IntOption("lfu-decay-time", true, &Settings::lfu_decay_time, 0, INT32_MAX),
-      // Redis accepts any int and keeps it within 1..500 (updateHZ); CONFIG GET shows the kept value.
-      Option{"hz", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               auto n = ParseInt(v);
-               if (!n) return "argument couldn't be parsed into an integer";
-               if (*n < 0 || *n > INT32_MAX) return "argument must be between 0 and 2147483647 inclusive";
-               s.hz = static_cast<decltype(s.hz)>(std::clamp<int64_t>(*n, 1, 500));
-               return std::nullopt;
-             },
-             [](const Settings& s) { return std::to_string(s.hz); }},
-      Option{"notify-keyspace-events", true,
+      HzOption(),
+      ConfigOption{"notify-keyspace-events", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::optional<uint32_t> mask = ParseEventClasses(v);
                if (!mask) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
@@ -353,7 +69,7 @@ const std::vector<Option>& Options() {
       IntOption("acllog-max-len", true, &Settings::acllog_max_len, 0, INT64_MAX),
       IntOption("latency-monitor-threshold", true, &Settings::latency_monitor_threshold, 0, INT64_MAX),
       BoolOption("latency-tracking", true, &Settings::latency_tracking),
-      Option{"latency-tracking-info-percentiles", true,
+      ConfigOption{"latency-tracking-info-percentiles", true,
              [](Settings& s, std::string_view v) -> std::optional<std::string> {
                std::string error = ParsePercentiles(v, &s.latency_tracking_info_percentiles);
                if (!error.empty()) return error;
@@ -383,23 +99,10 @@ const std::vector<Option>& Options() {
       MemOption("zset-max-ziplist-value", &Settings::zset_max_listpack_value),
       IntOption("ru-per-second", true, &Settings::ru_per_second, 0, INT64_MAX / 1000),
       MemOption("change-feed-retention", &Settings::change_feed_retention, 1),
-      Option{"billing", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = protocol::AsciiLower(v);
-               if (l != "provisioned" && l != "serverless") return "argument(s) must be one of the following: provisioned, serverless";
-               s.billing = l;
-               return std::nullopt;
-             },
-             [](const Settings& s) { return s.billing; }},
-      Option{"save", true, SetSaveRules, GetSaveRules},
-      Option{"dir", true, SetDir, [](const Settings& s) { return EffectiveDir(s); }},
-      Option{"dbfilename", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               if (v.empty() || v.find('/') != std::string_view::npos) return "dbfilename can't be a path, just a filename";
-               s.dbfilename = std::string(v);
-               return std::nullopt;
-             },
-             [](const Settings& s) { return s.dbfilename; }},
+      EnumOption("billing", &Settings::billing, "provisioned, serverless"),
+      SaveRulesOption(),
+      DirOption(),
+      DbFilenameOption(),
       BoolOption("rdbcompression", true, &Settings::rdbcompression),
       BoolOption("rdbchecksum", false, &Settings::rdbchecksum),
       BoolOption("rdb-lapse-data", true, &Settings::rdb_lapse_data),
@@ -421,14 +124,7 @@ const std::vector<Option>& Options() {
       BoolOption("appendonly", true, &Settings::appendonly),
       FileNameOption("appendfilename", &Settings::appendfilename, "appendfilename can't be a path, just a filename"),
       FileNameOption("appenddirname", &Settings::appenddirname, "appenddirname can't be a path, just a dirname"),
-      Option{"appendfsync", true,
-             [](Settings& s, std::string_view v) -> std::optional<std::string> {
-               std::string l = protocol::AsciiLower(v);
-               if (l != "always" && l != "everysec" && l != "no") return "argument(s) must be one of the following: everysec, always, no";
-               s.appendfsync = l;
-               return std::nullopt;
-             },
-             [](const Settings& s) { return s.appendfsync; }},
+      EnumOption("appendfsync", &Settings::appendfsync, "everysec, always, no"),
       BoolOption("aof-load-truncated", true, &Settings::aof_load_truncated),
       BoolOption("aof-use-rdb-preamble", true, &Settings::aof_use_rdb_preamble),
       FixedOption("aof-timestamp-enabled", "no", "lapse does not write AOF timestamp annotations: aof-timestamp-enabled can only be no"),
@@ -439,9 +135,9 @@ const std::vector<Option>& Options() {
   return kOptions;
 }
 
-const Option* FindOption(std::string_view name) {
+const ConfigOption* FindOption(std::string_view name) {
   std::string l = protocol::AsciiLower(name);
-  for (const Option& o : Options()) {
+  for (const ConfigOption& o : Options()) {
     if (l == o.name) return &o;
   }
   return nullptr;
@@ -513,14 +209,14 @@ std::optional<std::string> StartupRedisDefault(std::string_view name, std::strin
     }
     return SetFailed(name, "lapse keeps no files: dir may only be the working directory");
   }
-  if (protocol::AsciiLower(value) == protocol::AsciiLower(redis_default)) return std::nullopt;
+  if (IsRedisDefaultValue(l, value, redis_default)) return std::nullopt;
   return SetFailed(name, "lapse does not implement this parameter; only Redis 7.0's default, '" +
                              std::string(redis_default) + "', is accepted");
 }
 
 // The setting called `name` if it may be set now; otherwise nullptr and *error says why.
-const Option* SettableOption(std::string_view name, bool at_startup, std::string* error) {
-  const Option* opt = FindOption(name);
+const ConfigOption* SettableOption(std::string_view name, bool at_startup, std::string* error) {
+  const ConfigOption* opt = FindOption(name);
   if (opt == nullptr && FindRedisDefault(name) != nullptr) {
     *error = !at_startup && IsRedisImmutable(protocol::AsciiLower(name))
                  ? SetFailed(name, "can't set immutable config")
@@ -545,7 +241,7 @@ std::optional<std::string> Config::SetLocked(std::string_view name, std::string_
     if (const char* redis_default = FindRedisDefault(name)) return StartupRedisDefault(name, value, redis_default);
   }
   std::string error;
-  const Option* opt = SettableOption(name, at_startup, &error);
+  const ConfigOption* opt = SettableOption(name, at_startup, &error);
   if (opt == nullptr) return error;
   Settings candidate = settings_;
   if (auto err = opt->set(candidate, value)) return SetFailed(name, *err);
@@ -560,7 +256,7 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
   // Like Redis: every name is checked (known, mutable, not repeated) before any value.
   // A parameter lapse only reports (nullptr here, with its default) may be set to that
   // default, which changes nothing, as in a configuration file; any other value is refused.
-  std::vector<const Option*> options;
+  std::vector<const ConfigOption*> options;
   std::vector<const char*> redis_defaults;
   std::vector<std::string> names;
   std::string error;
@@ -568,7 +264,7 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
     std::string_view name = pairs[i].first;
     std::string lower = protocol::AsciiLower(name);
     const char* redis_default = FindOption(name) == nullptr ? FindRedisDefault(name) : nullptr;
-    const Option* opt = nullptr;
+    const ConfigOption* opt = nullptr;
     if (redis_default == nullptr || IsRedisImmutable(lower)) {
       opt = SettableOption(name, false, &error);
       if (opt == nullptr) return error;
@@ -584,7 +280,7 @@ std::optional<std::string> Config::SetAll(const std::vector<std::pair<std::strin
   for (size_t i = 0; i < pairs.size(); ++i) {
     // Redis lower-cases the names before it sets anything: a value's error shows that spelling.
     if (options[i] == nullptr) {
-      if (protocol::AsciiLower(pairs[i].second) != protocol::AsciiLower(redis_defaults[i])) {
+      if (!IsRedisDefaultValue(names[i], pairs[i].second, redis_defaults[i])) {
         return SetFailed(names[i], kRedisOnlyReadOnly);
       }
       continue;
@@ -612,7 +308,7 @@ bool GetMatches(std::string_view pattern, std::string_view name) {
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
   std::lock_guard lock(mu_);
   std::vector<std::pair<std::string, std::string>> out;
-  for (const Option& o : Options()) {
+  for (const ConfigOption& o : Options()) {
     if (GetMatches(pattern, o.name)) out.emplace_back(o.name, o.get(settings_));
   }
   // A parameter lapse implements (perhaps added after the defaults were listed) is answered
@@ -656,7 +352,9 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
     if (name == "client-output-buffer-limit" || name == "save") {  // values of several words
       for (size_t w = 2; w < words->size(); ++w) value += " " + (*words)[w];
       // As in Redis, a file's first `save` line replaces the defaults and later ones add rules.
-      if (name == "save" && saw_save && !value.empty()) value = GetSaveRules(settings_) + " " + value;
+      if (name == "save" && saw_save && !value.empty() && !settings_.save_rules.empty()) {
+        value = FormatSaveRules(settings_) + " " + value;
+      }
       if (name == "save") saw_save = true;
     } else if (words->size() != 2) {
       return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";

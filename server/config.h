@@ -147,6 +147,9 @@ struct RedisDefault {
   const char* value;
 };
 const std::vector<RedisDefault>& RedisOnlyDefaults();
+// Whether `value` is the Redis-only parameter's default as Redis reads it (case aside; memory
+// parameters by their byte count).
+bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, std::string_view redis_default);
 // Whether Redis 7.0 refuses CONFIG SET of this parameter (lower case) as immutable.
 bool IsRedisImmutable(std::string_view lower_name);
 

@@ -7,6 +7,10 @@
 // default is the working directory, is answered live by Config::Get.
 #include "server/config.h"
 
+#include <string>
+
+#include "protocol/arg_reader.h"
+
 namespace lapse::server {
 
 const std::vector<RedisDefault>& RedisOnlyDefaults() {
@@ -143,6 +147,21 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
     {"unixsocketperm", "0"},
   };
   return kDefaults;
+}
+
+bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, std::string_view redis_default) {
+  if (protocol::AsciiLower(value) == protocol::AsciiLower(redis_default)) return true;
+  // Redis reads these as memory values, so "1mb" is repl-backlog-size's default too.
+  static constexpr std::string_view kMemoryParameters[] = {
+      "active-defrag-ignore-bytes", "cluster-link-sendbuf-limit", "maxmemory-clients", "repl-backlog-size",
+      "stream-node-max-bytes"};
+  for (std::string_view name : kMemoryParameters) {
+    if (name == lower_name) {
+      std::optional<uint64_t> bytes = ParseMemory(value);
+      return bytes && std::to_string(*bytes) == redis_default;
+    }
+  }
+  return false;
 }
 
 bool IsRedisImmutable(std::string_view lower_name) {

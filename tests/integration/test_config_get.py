@@ -71,7 +71,8 @@ def test_several_patterns_name_each_parameter_once(server):
 @pytest.mark.lapse_only
 @pytest.mark.parametrize("name, value", [
     ("tls-replication", "yes"), ("lazyfree-lazy-eviction", "yes"), ("repl-backlog-size", "2mb"),
-    ("maxmemory-clients", "1"), ("stream-node-max-entries", "abc"),
+    ("maxmemory-clients", "1"), ("stream-node-max-entries", "abc"), ("stream-node-max-entries", "0100"),
+    ("repl-backlog-size", "1m"),
 ])
 def test_parameters_lapse_lacks_are_read_only(server, name, value):
     with RawClient(server.port) as c:
@@ -88,6 +89,8 @@ def test_parameters_lapse_lacks_are_read_only(server, name, value):
 @pytest.mark.parametrize("name, value", [
     ("repl-backlog-size", "1048576"), ("maxmemory-clients", "0"), ("lazyfree-lazy-eviction", "NO"),
     ("tls-replication", "no"),
+    # Memory parameters are compared by their byte count, as Redis reads them.
+    ("repl-backlog-size", "1mb"), ("stream-node-max-bytes", "4KB"), ("active-defrag-ignore-bytes", "100mb"),
 ])
 def test_a_parameter_lapse_lacks_may_be_set_to_its_default(server, name, value):
     # It changes nothing, on Redis as on lapse: the reply is OK and the value stays.
@@ -114,7 +117,7 @@ def test_a_parameter_redis_sets_only_at_start_up_is_immutable(server, name, valu
 @pytest.mark.lapse_only
 def test_a_redis_default_in_a_configuration_is_accepted_and_another_value_refused(start_server, tmp_path):
     conf = tmp_path / "redis.conf"
-    conf.write_text("appendfsync everysec\ntcp-keepalive 300\nrepl-diskless-sync YES\ndir .\n")
+    conf.write_text("appendfsync everysec\ntcp-keepalive 300\nrepl-diskless-sync YES\nrepl-backlog-size 1mb\ndir .\n")
     srv = start_server(config_file=str(conf))
     assert config_get(srv.port, "appendfsync", "tcp-keepalive") == {"appendfsync": "everysec", "tcp-keepalive": "300"}
     with pytest.raises(Exception):
@@ -162,6 +165,32 @@ MEMORY_VALUE = "argument must be a memory value"
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     ("client-output-buffer-limit", "normal 0 0 0 ", "Wrong number of arguments in buffer limit configuration.",
      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    # Integers are read by string2ll: no '+', no leading zeros, no "-0".
+    ("maxmemory-samples", "010", "argument couldn't be parsed into an integer", "5"),
+    ("maxmemory-samples", "-0", "argument couldn't be parsed into an integer", "5"),
+    ("maxmemory-samples", "+5", "argument couldn't be parsed into an integer", "5"),
+    ("hz", "010", "argument couldn't be parsed into an integer", "10"),
+    # The output-limit seconds are read by strtoll into a C int; an empty word is 0.
+    ("client-output-buffer-limit", "normal 0 0 +5", "OK",
+     "normal 0 0 5 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 010", "OK",
+     "normal 0 0 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 ", "OK",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 100000000000000000", "OK",
+     "normal 0 0 1569325056 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 2147483648",
+     "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-output-buffer-limit", "normal 0 0 9223372036854775807",
+     "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    # save: strtoll too, the changes kept in a C int; words split on single spaces.
+    ("save", "+5 +1", "OK", "5 1"), ("save", "05 -0", "OK", "5 0"),
+    ("save", "99999999999999999999 1", "OK", "9223372036854775807 1"),
+    ("save", "5 99999999999999999999", "OK", "5 -1"), ("save", "5 4294967296", "OK", "5 0"),
+    ("save", " 5 1", "Invalid save parameters", ""), ("save", "5  1", "Invalid save parameters", ""),
+    ("save", "5 1a", "Invalid save parameters", ""),
 ])
 def test_numeric_parameters_parse_as_redis_does(server, name, value, reply, stored):
     with RawClient(server.port) as c:
