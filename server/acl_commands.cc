@@ -1,6 +1,9 @@
 // ACL family: the ACL command (SETUSER, GETUSER, DELUSER, LIST, USERS, WHOAMI, CAT, LOG,
 // GENPASS, DRYRUN, SAVE, LOAD, HELP) over the registry of users in server/acl.h, and the
 // ACL LOG records the dispatcher and AUTH make. Runs on the connection's thread.
+#include <algorithm>
+#include <cctype>
+
 #include <openssl/rand.h>
 
 #include "protocol/arg_reader.h"
@@ -54,6 +57,11 @@ void KillSubscribersNoLongerAllowed(Server& server, const AclUser& user) {
 }
 
 void AclSetUser(ConnCommand& c) {
+  // Redis checks the name before any rule (ACLStringHasSpaces: isspace or NUL).
+  if (std::any_of(c.args[2].begin(), c.args[2].end(),
+                  [](char ch) { return ch == '\0' || std::isspace(static_cast<unsigned char>(ch)); })) {
+    return c.reply.Error("ERR Usernames can't contain spaces or null characters");
+  }
   std::vector<std::string_view> rules(c.args.begin() + 3, c.args.end());
   if (auto error = c.server.acl().SetUser(c.args[2], rules)) return c.reply.Error(*error);
   KillSubscribersNoLongerAllowed(c.server, *c.server.acl().Find(c.args[2]));
@@ -202,12 +210,13 @@ void AclDryRun(ConnCommand& c) {
   const std::string* name = &spec->name;
   uint32_t stat_id = spec->stat_id;
   int arity = spec->arity;
+  // As Redis's lookupCommand: a command with subcommands names one, or there is no command.
   if (!spec->subcommands.empty() && command.size() > 1) {
-    if (const SubcommandSpec* sub = spec->FindSubcommand(command[1])) {
-      name = &sub->name;
-      stat_id = sub->stat_id;
-      arity = sub->arity;
-    }
+    const SubcommandSpec* sub = spec->FindSubcommand(command[1]);
+    if (sub == nullptr) return c.reply.Error("ERR Command '" + std::string(command[0]) + "' not found");
+    name = &sub->name;
+    stat_id = sub->stat_id;
+    arity = sub->arity;
   }
   if (!ArityOk(arity, command.size())) return c.reply.Error(errors::WrongArity(*name));
   std::optional<AclDenial> denial = CheckCommand(*user, *spec, stat_id, *name, command);

@@ -32,6 +32,7 @@ constexpr std::string_view kKeyAfterAll =
 constexpr std::string_view kChannelAfterAll =
     "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try "
     "'resetchannels' to start with an empty list of channels";
+constexpr std::string_view kFirstArgOfSubcommand = "Allowing first-arg of a subcommand is not supported";
 constexpr std::string_view kNoSuchPassword = "The password you are trying to remove from the user does not exist";
 constexpr std::string_view kBadHash =
     "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
@@ -70,20 +71,22 @@ void SetCategoryBits(std::vector<bool>& bits, const CommandTable& table, uint32_
   }
 }
 
+// As Redis's ACLSetSelector: a selector with all keys refuses any pattern before its
+// permissions are read, and each of R and W may be given once.
 std::optional<std::string> ApplyKeyPattern(AclSelector& selector, std::string_view rule) {
+  if (selector.all_keys) return std::string(kKeyAfterAll);
   uint8_t permissions = rule[0] == '~' ? kKeyReadWrite : 0;
   size_t at = 1;
   if (rule[0] == '%') {
     for (; at < rule.size() && rule[at] != '~'; ++at) {
       char c = static_cast<char>(std::toupper(static_cast<unsigned char>(rule[at])));
-      if (c == 'R') permissions |= kKeyRead;
-      else if (c == 'W') permissions |= kKeyWrite;
-      else return std::string(kSyntax);
+      uint8_t bit = c == 'R' ? kKeyRead : c == 'W' ? kKeyWrite : 0;
+      if (bit == 0 || (permissions & bit)) return std::string(kSyntax);
+      permissions |= bit;
     }
     if (permissions == 0) return std::string(kSyntax);
     if (at < rule.size()) ++at;  // the '~'
   }
-  if (selector.all_keys) return std::string(kKeyAfterAll);
   std::string pattern(rule.substr(at));
   if (pattern == "*" && permissions == kKeyReadWrite) {
     selector.all_keys = true;
@@ -244,14 +247,31 @@ std::optional<std::string> Acl::ApplyCommandRule(AclSelector& selector, std::str
     SetCommandBits(selector.allowed, *spec, allow);
     return std::nullopt;
   }
+  // "-a|b" is looked up whole, as Redis's ACLLookupCommand: a subcommand, or nothing.
+  if (!allow) {
+    std::string_view sub_name = name.substr(bar + 1);
+    const SubcommandSpec* sub = sub_name.find('|') == std::string_view::npos ? spec->FindSubcommand(sub_name) : nullptr;
+    if (sub == nullptr) return std::string(kAclUnknownName);
+    selector.allowed[sub->stat_id] = false;
+    return std::nullopt;
+  }
+  // "+a|b|c" splits at its last bar, as in Redis: what precedes must be a command, not a
+  // subcommand, and what follows a subcommand or first argument, never empty.
+  size_t last = name.rfind('|');
+  std::string_view base = name.substr(0, last), first_arg = name.substr(last + 1);
+  if (last != bar) {
+    std::string_view sub_name = base.substr(bar + 1);
+    bool is_subcommand = sub_name.find('|') == std::string_view::npos && spec->FindSubcommand(sub_name) != nullptr;
+    return std::string(is_subcommand ? kFirstArgOfSubcommand : kAclUnknownName);
+  }
+  if (first_arg.empty()) return std::string(kSyntax);
   if (spec->subcommands.empty()) {
     // Redis 7.0 allows a first argument of a command without subcommands (+select|0); lapse does not.
-    if (!allow) return std::string(kAclUnknownName);
     return "lapse does not support first-argument rules (+command|argument) for commands without subcommands";
   }
-  const SubcommandSpec* sub = spec->FindSubcommand(name.substr(bar + 1));
+  const SubcommandSpec* sub = spec->FindSubcommand(first_arg);
   if (sub == nullptr) return std::string(kAclUnknownName);
-  selector.allowed[sub->stat_id] = allow;
+  selector.allowed[sub->stat_id] = true;
   return std::nullopt;
 }
 

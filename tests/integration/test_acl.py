@@ -362,7 +362,18 @@ SETUSER_ERRORS = [
                        "characters"),
     (["%X~k"], "Syntax error"),
     (["%~k"], "Syntax error"),
+    (["%RR~k"], "Syntax error"),
     (["bogus"], "Syntax error"),
+    # With all keys, any pattern is refused before its permissions are read.
+    (["~*", "%X~k"], "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have "
+                     "any effect. Try 'resetkeys' to start with an empty list of patterns"),
+    # "+a|b|c" splits at its last bar: what precedes must be a command, and what follows is never empty.
+    (["+acl|cat|x"], "Allowing first-arg of a subcommand is not supported"),
+    (["+config|get|x"], "Allowing first-arg of a subcommand is not supported"),
+    (["+acl|nosuch|x"], "Unknown command or category name in ACL"),
+    (["+get|"], "Syntax error"),
+    (["+config|"], "Syntax error"),
+    (["-config|get|x"], "Unknown command or category name in ACL"),
 ]
 
 
@@ -539,6 +550,14 @@ def test_genpass(admin):
     assert admin.call("ACL", "GENPASS", "x") == E("ERR value is not an integer or out of range")
 
 
+@pytest.mark.parametrize("name", ["a b", "a\tb", "a\nb", "a\x00b", " "])
+def test_a_username_with_spaces_or_nul_is_refused_before_its_rules(admin, name):
+    before = admin.call("ACL", "LIST")
+    assert admin.call("ACL", "SETUSER", name, "on", "+nosuch") == E(
+        "ERR Usernames can't contain spaces or null characters")
+    assert admin.call("ACL", "LIST") == before
+
+
 def test_dryrun(admin):
     admin.call("ACL", "SETUSER", "alice", "on", "~k*", "&ch", "+get", "+publish")
     assert admin.call_raw("ACL", "DRYRUN", "alice", "get", "k") == b"+OK\r\n"
@@ -550,6 +569,11 @@ def test_dryrun(admin):
     assert admin.call("ACL", "DRYRUN", "alice", "get") == E("ERR wrong number of arguments for 'get' command")
     assert admin.call("ACL", "DRYRUN", "nope", "get", "k") == E("ERR User 'nope' not found")
     assert admin.call("ACL", "DRYRUN", "alice", "foo") == E("ERR Command 'foo' not found")
+    # A command with subcommands must name one of them.
+    assert admin.call("ACL", "DRYRUN", "alice", "OBJECT", "nosuch") == E("ERR Command 'OBJECT' not found")
+    assert admin.call("ACL", "DRYRUN", "alice", "object") == E("ERR wrong number of arguments for 'object' command")
+    assert admin.call("ACL", "DRYRUN", "alice", "config", "get") == E(
+        "ERR wrong number of arguments for 'config|get' command")
     assert admin.call("ACL", "LOG") == []  # a dry run logs nothing
 
 
