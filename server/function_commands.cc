@@ -263,9 +263,10 @@ void FunctionRestore(ConnCommand& c) {
 }
 
 void FunctionFlush(ConnCommand& c) {
-  if (c.args.size() > 3 ||
-      (c.args.size() == 3 && !EqualsIgnoreCase(c.args[2], "ASYNC") && !EqualsIgnoreCase(c.args[2], "SYNC")))
+  if (c.args.size() > 3) return c.reply.Error(errors::UnknownSubcommandOrArity(c.args[1], "FUNCTION"));
+  if (c.args.size() == 3 && !EqualsIgnoreCase(c.args[2], "ASYNC") && !EqualsIgnoreCase(c.args[2], "SYNC")) {
     return c.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+  }
   ChangeLibraries(c.server, [](FunctionRegistry::Snapshot& next) -> std::optional<std::string> {
     next.libraries.clear();
     return std::nullopt;

@@ -62,6 +62,12 @@ struct PreparedScript {
 // Checks an EVAL's arguments, finds or compiles its script and checks its flags; replies
 // with the error and returns nothing when one fails.
 std::optional<PreparedScript> PrepareEval(ConnCommand& c, bool by_sha, bool read_only) {
+  // As Redis's evalShaCommand: a digest of the wrong length matches nothing, whatever follows.
+  constexpr size_t kSha1HexLength = 40;
+  if (by_sha && c.args[1].size() != kSha1HexLength) {
+    c.reply.Error(errors::kNoScript);
+    return std::nullopt;
+  }
   int64_t numkeys = 0;
   if (!protocol::ParseInt64(c.args[2], &numkeys)) {
     c.reply.Error(errors::kNotInteger);

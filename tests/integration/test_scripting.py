@@ -49,6 +49,8 @@ SCENARIOS = {
                 (0, "EVALSHA", "B534286061D4B9E4026607613B95C06C06015AE8", "0"),
                 (0, "EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"),
                 (0, "EVALSHA", "short", "0"),
+                # A digest of the wrong length is NOSCRIPT before the key count is read.
+                (0, "EVALSHA", "short", "x"), (0, "EVALSHA_RO", "short", "-1"),
                 (0, "EVALSHA", "b534286061d4b9e4026607613b95c06c06015ae8", "x")],
     "eval_caches_for_evalsha": [ev("return 'cached'"), (1, "EVALSHA", "1a2e8c77fd1e2e3a8e5a8d2a1f8a11d3f47bcd61", "0"),
                                 (1, "SCRIPT", "EXISTS", "1a2e8c77fd1e2e3a8e5a8d2a1f8a11d3f47bcd61")],
