@@ -6,6 +6,7 @@
 // a message that embeds client input (e.g. "expected '$', got '\r'") must not break framing.
 #include "protocol/reply_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -103,9 +104,10 @@ void ReplyWriter::SetHeader(size_t n) {
 void ReplyWriter::Double(double value) {
   char buf[32];
   std::string_view text;
-  // Spelled out because libc may print "-nan" or "infinity"; Redis does the same for inf.
+  // Spelled out as glibc's %.17g spells them on the Linux Redis runs on (a NaN keeps its
+  // sign: Lua's 0/0 is "-nan"); Redis spells out inf itself.
   if (std::isnan(value)) {
-    text = "nan";
+    text = std::signbit(value) ? "-nan" : "nan";
   } else if (std::isinf(value)) {
     text = value > 0 ? "inf" : "-inf";
   } else {
@@ -133,12 +135,18 @@ void ReplyWriter::Bool(bool value) {
   }
 }
 
-void ReplyWriter::Verbatim(std::string_view s) {
-  if (version_ == RespVersion::kResp3) {
-    AppendLengthPrefixed(out_, '=', "txt:", s);
-  } else {
-    Bulk(s);
-  }
+void ReplyWriter::Verbatim(std::string_view s) { Verbatim(s, "txt"); }
+
+void ReplyWriter::Verbatim(std::string_view s, std::string_view format) {
+  if (version_ != RespVersion::kResp3) return Bulk(s);
+  char tag[4] = {' ', ' ', ' ', ':'};
+  std::copy_n(format.begin(), std::min<size_t>(format.size(), 3), tag);
+  AppendLengthPrefixed(out_, '=', std::string_view(tag, 4), s);
+}
+
+void ReplyWriter::BigNumber(std::string_view digits) {
+  if (version_ != RespVersion::kResp3) return Bulk(digits);
+  AppendLine(out_, '(', digits);
 }
 
 }  // namespace lapse::protocol

@@ -42,6 +42,9 @@ class ReplyWriter {
   void DoubleText(std::string_view text);
   void Bool(bool value);                  // RESP3 #t/#f; RESP2 :1/:0
   void Verbatim(std::string_view s);      // RESP3 =len txt:s; RESP2 bulk
+  // As Verbatim with its own three-letter format: longer is cut, shorter padded with spaces.
+  void Verbatim(std::string_view s, std::string_view format);
+  void BigNumber(std::string_view digits);  // RESP3 (digits; RESP2 bulk
 
  private:
   std::string* out_;

@@ -59,12 +59,22 @@ constexpr int kMaxResultDepth = 1000;
 constexpr const char* kPrelude = R"lua(
 local global_error, readonly_error, version, version_num = ...
 local dbg = debug
-redis.error_reply = function(e)
-  if type(e) ~= 'string' then return {err='ERR wrong number or type of arguments'} end
-  return {err=e}
+local function bad_arguments() return {err='ERR wrong number or type of arguments'} end
+-- As Redis 7.0's luaPushErrorBuff: "-CODE message" keeps its code, a message with no space
+-- gets ERR, and the message loses the CR and LF at its ends. Redis reads it as a C string.
+redis.error_reply = function(...)
+  local e = ...
+  if select('#', ...) ~= 1 or type(e) ~= 'string' then return bad_arguments() end
+  e = e:match('^[^%z]*')
+  if e:sub(1, 1) ~= '-' then e = '-' .. e end
+  local space = e:find(' ', 1, true)
+  local code, message = 'ERR', e:sub(2)
+  if space then code, message = e:sub(2, space - 1), e:sub(space + 1) end
+  return {err=code .. ' ' .. message:match('^[\r\n]*(.-)[\r\n]*$')}
 end
-redis.status_reply = function(s)
-  if type(s) ~= 'string' then return {err='ERR wrong number or type of arguments'} end
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then return bad_arguments() end
   return {ok=s}
 end
 redis.set_repl = function() end
@@ -574,6 +584,29 @@ void LuaEngine::WriteError(protocol::ReplyWriter& reply, const std::string& text
   else reply_errors_.counted.push_back(reply.buffer()->substr(at));
 }
 
+namespace {
+
+// {verbatim_string={format=..., string=...}}: both fields strings, or it is no verbatim reply.
+bool WriteVerbatim(lua_State* L, int index, protocol::ReplyWriter& reply) {
+  int top = lua_gettop(L);
+  lua_getfield(L, index, "verbatim_string");
+  bool written = false;
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "format");
+    lua_getfield(L, -2, "string");
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+      size_t n = 0;
+      const char* text = lua_tolstring(L, -1, &n);
+      reply.Verbatim(std::string_view(text, n), lua_tostring(L, -2));
+      written = true;
+    }
+  }
+  lua_settop(L, top);
+  return written;
+}
+
+}  // namespace
+
 void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
   switch (lua_type(L, index)) {
     case LUA_TSTRING: {
@@ -611,38 +644,47 @@ void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& repl
     return reply.SimpleString(text);
   }
   lua_pop(L, 1);
-  if (resp_ == 3) {
-    lua_getfield(L, index, "double");
-    if (lua_isnumber(L, -1)) {
-      double d = lua_tonumber(L, -1);
+  // Redis 7.0 reads these fields whatever redis.setresp says; a RESP2 client gets each in
+  // its RESP2 form (a bulk string, a flat array).
+  lua_getfield(L, index, "double");
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    double d = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return reply.Double(d);
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, index, "big_number");
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    std::string digits = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    std::replace_if(digits.begin(), digits.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+    return reply.BigNumber(digits);
+  }
+  lua_pop(L, 1);
+  if (WriteVerbatim(L, index, reply)) return;
+  for (const char* kind : {"map", "set"}) {
+    lua_getfield(L, index, kind);
+    if (!lua_istable(L, -1)) {
       lua_pop(L, 1);
-      return reply.Double(d);
+      continue;
+    }
+    bool map = kind[0] == 'm';
+    int inner = lua_gettop(L);
+    size_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, inner) != 0) {
+      ++n;
+      lua_pop(L, 1);
+    }
+    map ? reply.MapHeader(n) : reply.SetHeader(n);
+    lua_pushnil(L);
+    while (lua_next(L, inner) != 0) {
+      WriteResult(L, lua_gettop(L) - 1, reply, depth + 1);
+      if (map) WriteResult(L, lua_gettop(L), reply, depth + 1);
+      lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    for (const char* kind : {"map", "set"}) {
-      lua_getfield(L, index, kind);
-      if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        continue;
-      }
-      bool map = kind[0] == 'm';
-      int inner = lua_gettop(L);
-      size_t n = 0;
-      lua_pushnil(L);
-      while (lua_next(L, inner) != 0) {
-        ++n;
-        lua_pop(L, 1);
-      }
-      map ? reply.MapHeader(n) : reply.SetHeader(n);
-      lua_pushnil(L);
-      while (lua_next(L, inner) != 0) {
-        WriteResult(L, lua_gettop(L) - 1, reply, depth + 1);
-        if (map) WriteResult(L, lua_gettop(L), reply, depth + 1);
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-      return;
-    }
+    return;
   }
   // An array: the elements up to the first nil.
   size_t n = 0;

@@ -89,10 +89,19 @@ TEST(ReplyWriterTest, Double) {
   ExpectBytes([](ReplyWriter& w) { w.Double(HUGE_VAL); }, "$3\r\ninf\r\n", ",inf\r\n");
   ExpectBytes([](ReplyWriter& w) { w.Double(-HUGE_VAL); }, "$4\r\n-inf\r\n", ",-inf\r\n");
   ExpectBytes([](ReplyWriter& w) { w.Double(std::nan("")); }, "$3\r\nnan\r\n", ",nan\r\n");
-  ExpectBytes([](ReplyWriter& w) { w.Double(-std::nan("")); }, "$3\r\nnan\r\n", ",nan\r\n");
+  ExpectBytes([](ReplyWriter& w) { w.Double(-std::nan("")); }, "$4\r\n-nan\r\n", ",-nan\r\n");
 }
 
 // A double in a form the caller chose (GEOPOS's 17 decimals) is sent as it is.
+// A verbatim string's format is three letters, cut or padded with spaces; a big number is
+// sent as digits in RESP3 and as a bulk string in RESP2.
+TEST(ReplyWriterTest, VerbatimFormatsAndBigNumbers) {
+  ExpectBytes([](ReplyWriter& w) { w.Verbatim("x", "markdown"); }, "$1\r\nx\r\n", "=5\r\nmar:x\r\n");
+  ExpectBytes([](ReplyWriter& w) { w.Verbatim("x", "t"); }, "$1\r\nx\r\n", "=5\r\nt  :x\r\n");
+  ExpectBytes([](ReplyWriter& w) { w.Verbatim("hi"); }, "$2\r\nhi\r\n", "=6\r\ntxt:hi\r\n");
+  ExpectBytes([](ReplyWriter& w) { w.BigNumber("123"); }, "$3\r\n123\r\n", "(123\r\n");
+}
+
 TEST(ReplyWriterTest, DoubleText) {
   ExpectBytes([](ReplyWriter& w) { w.DoubleText("13.36138933897018433"); }, "$20\r\n13.36138933897018433\r\n",
               ",13.36138933897018433\r\n");
