@@ -181,6 +181,14 @@ bool PairScores(const std::vector<std::string>& flat, std::vector<std::pair<std:
   return true;
 }
 
+// Redis keeps a packed hash or sorted set it loads packed unless it has too many entries:
+// the value-length limit only applies to what is added later (rdbLoadObject).
+CollectionLimits LoadedPackedLimits(CollectionLimits limits) {
+  limits.hash_max_listpack_value = SIZE_MAX;
+  limits.zset_max_listpack_value = SIZE_MAX;
+  return limits;
+}
+
 Entry* ReadZSet(Reader& r, uint8_t type, Db& db, std::string_view key, const CollectionLimits& limits,
                 int64_t now_ms, std::string* error) {
   std::vector<std::pair<std::string, double>> elements;
@@ -188,7 +196,7 @@ Entry* ReadZSet(Reader& r, uint8_t type, Db& db, std::string_view key, const Col
     std::vector<std::string> flat;
     auto walk = type == kTypeZSetListpack ? ForEachListpackElement : ForEachZiplistElement;
     if (!ReadBlobElements(r, walk, &flat, error) || !PairScores(flat, &elements, error)) return nullptr;
-    return BuildZSet(db, key, std::move(elements), limits, now_ms, error);
+    return BuildZSet(db, key, std::move(elements), LoadedPackedLimits(limits), now_ms, error);
   }
   uint64_t count = 0;
   if (!ReadCount(r, &count, error)) return nullptr;
@@ -285,7 +293,7 @@ Entry* ReadValue(Reader& r, uint8_t type, Db& db, std::string_view key, const Co
                   : type == kTypeHashZiplist ? ForEachZiplistElement
                                              : ForEachZipmapElement;
       if (!ReadBlobElements(r, walk, &elements, error)) return nullptr;
-      return BuildHash(db, key, elements, limits, now_ms, error);
+      return BuildHash(db, key, elements, type == kTypeHashZipmap ? limits : LoadedPackedLimits(limits), now_ms, error);
     }
     case kTypeSet:
       if (!ReadCount(r, &count, error) || !ReadStrings(r, count, &elements, error)) return nullptr;

@@ -129,8 +129,9 @@ void CmdHIncrBy(ShardCommand& c) {
   if (!protocol::ParseInt64(c.args[3], &incr)) return c.reply.Error(errors::kNotInteger);
   Entry* e = FindOrCreateHash(c);
   if (!e) return;
+  // A long field moves the hash to a table only if the increment succeeds (hash::Set), as
+  // Redis's hashTypeSet: a refused HINCRBY changes nothing, its encoding included.
   engine::CollectionLimits limits = c.server.collection_limits();
-  hash::ConvertForLengths(c.db, e, {c.args[2]}, limits);
   int64_t value = 0;
   auto old = hash::Get(e, c.args[2]);
   auto fail = [&](std::string_view error) {
@@ -155,8 +156,9 @@ void CmdHIncrByFloat(ShardCommand& c) {
   if (std::isnan(incr) || std::isinf(incr)) return c.reply.Error("ERR value is NaN or Infinity");
   Entry* e = FindOrCreateHash(c);
   if (!e) return;
+  // A long field moves the hash to a table only if the increment succeeds (hash::Set), as
+  // Redis's hashTypeSet: a refused HINCRBY changes nothing, its encoding included.
   engine::CollectionLimits limits = c.server.collection_limits();
-  hash::ConvertForLengths(c.db, e, {c.args[2]}, limits);
   long double value = 0;
   auto old = hash::Get(e, c.args[2]);
   auto fail = [&](std::string_view error) {

@@ -17,7 +17,8 @@ from scenarios import assert_same_replies, s
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 
-DEFAULTS = [("hash-max-listpack-entries", "512"), ("hash-max-listpack-value", "64"), ("set-max-intset-entries", "512")]
+DEFAULTS = [("hash-max-listpack-entries", "512"), ("hash-max-listpack-value", "64"), ("set-max-intset-entries", "512"),
+            ("zset-max-listpack-value", "64")]
 LONG = "x" * 70
 WRONG = [("SET", "str", "v")]
 
@@ -69,6 +70,24 @@ SCENARIOS = {
                                  ("CONFIG", "SET", "hash-max-listpack-value", "64"), ("CONFIG", "GET", "hash-max-ziplist-value"),
                                  ("CONFIG", "SET", "hash-max-listpack-entries", "-1"),
                                  ("CONFIG", "SET", "hash-max-listpack-value", "x")],
+    # A refused increment leaves a packed hash packed, even with a field now past the value limit.
+    "refused_increment_keeps_the_encoding": [("HSET", "h", "longfield", "x", "big", "9223372036854775807"),
+                                             ("CONFIG", "SET", "hash-max-listpack-value", "3"),
+                                             ("HINCRBY", "h", "longfield", "1"), ("OBJECT", "ENCODING", "h"),
+                                             ("HINCRBYFLOAT", "h", "longfield", "1"), ("OBJECT", "ENCODING", "h"),
+                                             ("HINCRBY", "h", "big", "1"), ("OBJECT", "ENCODING", "h"),
+                                             ("HINCRBY", "h", "big", "-1"), ("OBJECT", "ENCODING", "h")],
+    # A packed payload is restored packed unless it has too many entries (Redis's rdbLoadObject).
+    "restore_keeps_packed_values_past_the_limit": [
+        ("HSET", "h", "longfieldname", "v"), ("ZADD", "z", "1", "longmember"),
+        ("CONFIG", "SET", "hash-max-listpack-value", "3"), ("CONFIG", "SET", "zset-max-listpack-value", "3"),
+        ("EVAL", "return redis.call('RESTORE', KEYS[2], 0, redis.call('DUMP', KEYS[1]))", "2", "h", "h2"),
+        ("EVAL", "return redis.call('RESTORE', KEYS[2], 0, redis.call('DUMP', KEYS[1]))", "2", "z", "z2"),
+        ("OBJECT", "ENCODING", "h2"), ("OBJECT", "ENCODING", "z2"), ("HSET", "h2", "a", "b"),
+        ("OBJECT", "ENCODING", "h2"), ("HSET", "h2", "abcd", "b"), ("OBJECT", "ENCODING", "h2"),
+        ("CONFIG", "SET", "hash-max-listpack-entries", "0"),
+        ("EVAL", "return redis.call('RESTORE', KEYS[2], 0, redis.call('DUMP', KEYS[1]))", "2", "h", "h3"),
+        ("OBJECT", "ENCODING", "h3")],
     "hash_many_fields": [("HSET", "h", *[x for i in range(600) for x in (f"f{i}", str(i))]), ("HLEN", "h"),
                          ("OBJECT", "ENCODING", "h"), ("HGET", "h", "f599"), s("HKEYS", "h"), ("HDEL", "h", "f0", "f1"),
                          ("HLEN", "h"), ("HINCRBY", "h", "f5", "10"), ("HGET", "h", "f5")],
