@@ -93,7 +93,8 @@ void CmdHello(ConnCommand& c) {
     if (v != 2 && v != 3) return c.reply.Error(errors::kUnsupportedProtocol);
     version = v == 3 ? protocol::RespVersion::kResp3 : protocol::RespVersion::kResp2;
   }
-  std::optional<std::string_view> name;
+  // Each option takes effect as it is read, as in Redis 7.0: a name set before a failed AUTH
+  // or a syntax error stays set.
   for (size_t i = 2; i < c.args.size(); ++i) {
     std::string_view opt = c.args[i];
     size_t left = c.args.size() - i - 1;
@@ -101,14 +102,14 @@ void CmdHello(ConnCommand& c) {
       if (!Authenticate(c, c.args[i + 1], c.args[i + 2])) return;
       i += 2;
     } else if (EqualsIgnoreCase(opt, "SETNAME") && left >= 1) {
-      name = c.args[++i];
-      if (!ValidClientName(*name)) return c.reply.Error(errors::kClientNameSpaces);
+      std::string_view name = c.args[++i];
+      if (!ValidClientName(name)) return c.reply.Error(errors::kClientNameSpaces);
+      c.server.clients().SetName(*c.session.info, std::string(name));
     } else {
       return c.reply.Error("ERR Syntax error in HELLO option '" + std::string(opt) + "'");
     }
   }
   if (!c.session.authenticated) return c.reply.Error(errors::kHelloNoAuth);
-  if (name) c.server.clients().SetName(*c.session.info, std::string(*name));
   c.session.resp = version;
   c.session.info->resp.store(static_cast<int>(version));
   c.reply.set_version(version);

@@ -205,6 +205,21 @@ def test_hello_errors_and_setname(raw):
     plain = raw.call("HELLO")
     assert plain[plain.index(b"proto") + 1] == 2
 
+
+def test_hello_options_take_effect_as_they_are_read(raw):
+    # Redis 7.0 sets the name when it reads SETNAME: a later bad option or AUTH leaves it set.
+    assert raw.call("HELLO", "3", "SETNAME", "first", "bogus") == E("ERR Syntax error in HELLO option 'bogus'")
+    assert raw.call("CLIENT", "GETNAME") == b"first"
+    assert raw.call("HELLO", "2", "SETNAME", "second", "AUTH", "nosuchuser", "wrong") == E(
+        "WRONGPASS invalid username-password pair or user is disabled.")
+    assert raw.call("CLIENT", "GETNAME") == b"second"
+    assert raw.call("HELLO", "2", "SETNAME", "third", "SETNAME", "a b") == E(
+        "ERR Client names cannot contain spaces, newlines or special characters.")
+    assert raw.call("CLIENT", "GETNAME") == b"third"
+    # A bad protocol version is refused before any option.
+    assert raw.call("HELLO", "4", "SETNAME", "fourth") == E("NOPROTO unsupported protocol version")
+    assert raw.call("CLIENT", "GETNAME") == b"third"
+
 # ---- CLIENT ----------------------------------------------------------------------------
 
 
