@@ -335,10 +335,16 @@ std::optional<std::string> Acl::SetUser(std::string_view name, std::span<const s
   auto it = users_.find(std::string(name));
   size_t unmatched = 0;
   std::optional<std::vector<std::string>> merged = MergeSelectorArguments(rules, &unmatched);
-  if (!merged) return "ERR Unmatched parenthesis in acl selector starting at '" + std::string(rules[unmatched]) + "'.";
+  // Redis quotes the argument with %s: up to its first NUL.
+  if (!merged) {
+    return "ERR Unmatched parenthesis in acl selector starting at '" + std::string(protocol::AsCString(rules[unmatched])) +
+           "'.";
+  }
   AclUser user = it == users_.end() ? NewUser(name) : *it->second;
   for (const std::string& rule : *merged) {
-    if (auto reason = ApplyRule(user, rule)) return "ERR Error in ACL SETUSER modifier '" + rule + "': " + *reason;
+    if (auto reason = ApplyRule(user, rule)) {
+      return "ERR Error in ACL SETUSER modifier '" + std::string(protocol::AsCString(rule)) + "': " + *reason;
+    }
   }
   // Like Redis 7.0, a user turned off keeps its connections; only new logins are refused.
   std::string key = user.name;

@@ -88,6 +88,9 @@ uint32_t SubcommandCategories(const CommandSpec& container, const SubcommandSpec
 // Redis's reason for a rule naming no command, category or subcommand it knows (ENOENT):
 // the one refusal an aclfile's error message quotes the rule for.
 inline constexpr std::string_view kAclUnknownName = "Unknown command or category name in ACL";
+// Redis's ACLStringHasSpaces: a white-space or NUL byte, which user names and patterns may
+// not hold (an ACL file splits its lines on white space).
+bool AclStringHasSpaces(std::string_view s);
 
 enum KeyPermission : uint8_t { kKeyRead = 1, kKeyWrite = 2, kKeyReadWrite = 3 };
 

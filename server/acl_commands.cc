@@ -1,9 +1,6 @@
 // ACL family: the ACL command (SETUSER, GETUSER, DELUSER, LIST, USERS, WHOAMI, CAT, LOG,
 // GENPASS, DRYRUN, SAVE, LOAD, HELP) over the registry of users in server/acl.h, and the
 // ACL LOG records the dispatcher and AUTH make. Runs on the connection's thread.
-#include <algorithm>
-#include <cctype>
-
 #include <openssl/rand.h>
 
 #include "protocol/arg_reader.h"
@@ -58,10 +55,7 @@ void KillSubscribersNoLongerAllowed(Server& server, const AclUser& user) {
 
 void AclSetUser(ConnCommand& c) {
   // Redis checks the name before any rule (ACLStringHasSpaces: isspace or NUL).
-  if (std::any_of(c.args[2].begin(), c.args[2].end(),
-                  [](char ch) { return ch == '\0' || std::isspace(static_cast<unsigned char>(ch)); })) {
-    return c.reply.Error("ERR Usernames can't contain spaces or null characters");
-  }
+  if (AclStringHasSpaces(c.args[2])) return c.reply.Error("ERR Usernames can't contain spaces or null characters");
   std::vector<std::string_view> rules(c.args.begin() + 3, c.args.end());
   if (auto error = c.server.acl().SetUser(c.args[2], rules)) return c.reply.Error(*error);
   KillSubscribersNoLongerAllowed(c.server, *c.server.acl().Find(c.args[2]));

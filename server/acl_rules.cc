@@ -87,6 +87,7 @@ std::optional<std::string> ApplyKeyPattern(AclSelector& selector, std::string_vi
     if (permissions == 0) return std::string(kSyntax);
     if (at < rule.size()) ++at;  // the '~'
   }
+  if (AclStringHasSpaces(rule.substr(at))) return std::string(kSyntax);
   std::string pattern(rule.substr(at));
   if (pattern == "*" && permissions == kKeyReadWrite) {
     selector.all_keys = true;
@@ -104,6 +105,7 @@ std::optional<std::string> ApplyKeyPattern(AclSelector& selector, std::string_vi
 
 std::optional<std::string> ApplyChannelPattern(AclSelector& selector, std::string_view rule) {
   if (selector.all_channels) return std::string(kChannelAfterAll);
+  if (AclStringHasSpaces(rule.substr(1))) return std::string(kSyntax);
   std::string pattern(rule.substr(1));
   if (std::find(selector.channels.begin(), selector.channels.end(), pattern) == selector.channels.end()) {
     selector.channels.push_back(std::move(pattern));
@@ -112,6 +114,10 @@ std::optional<std::string> ApplyChannelPattern(AclSelector& selector, std::strin
 }
 
 }  // namespace
+
+bool AclStringHasSpaces(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); });
+}
 
 std::optional<std::vector<std::string>> MergeSelectorArguments(std::span<const std::string_view> args,
                                                                size_t* unmatched) {

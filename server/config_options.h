@@ -2,9 +2,9 @@
 //
 // The kinds of CONFIG parameter, each a parser and a printer for one field of Settings. A
 // value is parsed by the rules Redis 7.0 applies to that kind of parameter, which differ:
-// integers by string2ll (no '+', no leading zeros), memory values by memtoull, the numbers
-// inside `save` and `client-output-buffer-limit` by C's strtoll (a '+', leading zeros and an
-// empty word are fine there). The table of parameters is server/config.cc's.
+// integers by string2ll (no '+', no leading zeros), memory values by memtoull, and the numbers
+// of `save` and the seconds of `client-output-buffer-limit` by C's strtoll (a '+', leading
+// zeros and an empty word are fine there). The table of parameters is server/config.cc's.
 #pragma once
 
 #include <cstdint>

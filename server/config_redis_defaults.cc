@@ -155,6 +155,12 @@ bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, st
   static constexpr std::string_view kMemoryParameters[] = {
       "active-defrag-ignore-bytes", "cluster-link-sendbuf-limit", "maxmemory-clients", "repl-backlog-size",
       "stream-node-max-bytes"};
+  // maxmemory-clients also takes a percentage of maxmemory, which Redis keeps negated: only
+  // 0% is its default, 0.
+  if (lower_name == "maxmemory-clients" && value.size() > 1 && value.back() == '%') {
+    int64_t percent = 0;
+    return protocol::ParseInt64(value.substr(0, value.size() - 1), &percent) && percent == 0 && redis_default == "0";
+  }
   for (std::string_view name : kMemoryParameters) {
     if (name == lower_name) {
       std::optional<uint64_t> bytes = ParseMemory(value);

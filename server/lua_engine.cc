@@ -70,7 +70,9 @@ redis.error_reply = function(...)
   local space = e:find(' ', 1, true)
   local code, message = 'ERR', e:sub(2)
   if space then code, message = e:sub(2, space - 1), e:sub(space + 1) end
-  return {err=code .. ' ' .. message:match('^[\r\n]*(.-)[\r\n]*$')}
+  local first, last = message:match('^[\r\n]*()'), #message
+  while last >= first and (message:byte(last) == 10 or message:byte(last) == 13) do last = last - 1 end
+  return {err=code .. ' ' .. message:sub(first, last)}
 end
 redis.status_reply = function(...)
   local s = ...
@@ -140,6 +142,15 @@ void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
   lua_call(L, 1, 0);
 }
 
+// Pushes t[field] of the table at `index` without metamethods, as Redis's lua_rawget: reading
+// a script's result or error must run none of its code, which could raise outside any
+// protected call or loop where no hook stops it.
+void PushRawField(lua_State* L, int index, const char* field) {
+  int table = index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
+  lua_pushstring(L, field);
+  lua_rawget(L, table);
+}
+
 // Pushes {<field>=<text>}.
 void PushTableWith(lua_State* L, const char* field, std::string_view text) {
   lua_newtable(L);
@@ -164,7 +175,7 @@ void PushCommandError(lua_State* L, std::string_view text) {
 // Whether the table at `index` carries kIgnoreErrorStats.
 bool ErrorAlreadyCounted(lua_State* L, int index) {
   if (!lua_istable(L, index)) return false;
-  lua_getfield(L, index, kIgnoreErrorStats);
+  PushRawField(L, index, kIgnoreErrorStats);
   bool counted = lua_toboolean(L, -1) != 0;
   lua_pop(L, 1);
   return counted;
@@ -491,7 +502,7 @@ LuaEngine::Outcome LuaEngine::Continue(int nargs, protocol::ReplyWriter& reply) 
 // The error on top of `co`: {err=...} tables as they are, anything else as "ERR <text>".
 std::string LuaEngine::ErrorMessage(lua_State* co) {
   if (lua_istable(co, -1)) {
-    lua_getfield(co, -1, "err");
+    PushRawField(co, -1, "err");
     std::string message = lua_type(co, -1) == LUA_TSTRING ? lua_tostring(co, -1) : "ERR unknown error";
     lua_pop(co, 1);
     return message;
@@ -551,7 +562,7 @@ std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool ke
   if (status != 0) {
     std::string text = "ERR unknown error";
     if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "err");
+      PushRawField(L, -1, "err");
       if (lua_type(L, -1) == LUA_TSTRING) text = lua_tostring(L, -1);
     } else if (lua_isstring(L, -1)) {
       text = lua_tostring(L, -1);
@@ -589,11 +600,11 @@ namespace {
 // {verbatim_string={format=..., string=...}}: both fields strings, or it is no verbatim reply.
 bool WriteVerbatim(lua_State* L, int index, protocol::ReplyWriter& reply) {
   int top = lua_gettop(L);
-  lua_getfield(L, index, "verbatim_string");
+  PushRawField(L, index, "verbatim_string");
   bool written = false;
   if (lua_istable(L, -1)) {
-    lua_getfield(L, -1, "format");
-    lua_getfield(L, -2, "string");
+    PushRawField(L, -1, "format");
+    PushRawField(L, -2, "string");
     if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
       size_t n = 0;
       const char* text = lua_tolstring(L, -1, &n);
@@ -629,15 +640,16 @@ void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& repl
     default:
       return reply.Null();
   }
-  if (depth > kMaxResultDepth) return WriteError(reply, "ERR reached lua stack limit", false);
-  lua_getfield(L, index, "err");
+  // Each level holds a few stack slots, and Lua promises only LUA_MINSTACK free ones.
+  if (depth > kMaxResultDepth || !lua_checkstack(L, 4)) return WriteError(reply, "ERR reached lua stack limit", false);
+  PushRawField(L, index, "err");
   if (lua_type(L, -1) == LUA_TSTRING) {
     std::string text = OneLine(lua_tostring(L, -1));
     lua_pop(L, 1);
     return WriteError(reply, text, ErrorAlreadyCounted(L, index));
   }
   lua_pop(L, 1);
-  lua_getfield(L, index, "ok");
+  PushRawField(L, index, "ok");
   if (lua_type(L, -1) == LUA_TSTRING) {
     std::string text = OneLine(lua_tostring(L, -1));
     lua_pop(L, 1);
@@ -646,16 +658,18 @@ void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& repl
   lua_pop(L, 1);
   // Redis 7.0 reads these fields whatever redis.setresp says; a RESP2 client gets each in
   // its RESP2 form (a bulk string, a flat array).
-  lua_getfield(L, index, "double");
+  PushRawField(L, index, "double");
   if (lua_type(L, -1) == LUA_TNUMBER) {
     double d = lua_tonumber(L, -1);
     lua_pop(L, 1);
     return reply.Double(d);
   }
   lua_pop(L, 1);
-  lua_getfield(L, index, "big_number");
+  PushRawField(L, index, "big_number");
   if (lua_type(L, -1) == LUA_TSTRING) {
-    std::string digits = lua_tostring(L, -1);
+    size_t n = 0;
+    const char* text = lua_tolstring(L, -1, &n);
+    std::string digits(text, n);
     lua_pop(L, 1);
     std::replace_if(digits.begin(), digits.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
     return reply.BigNumber(digits);
@@ -663,7 +677,7 @@ void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& repl
   lua_pop(L, 1);
   if (WriteVerbatim(L, index, reply)) return;
   for (const char* kind : {"map", "set"}) {
-    lua_getfield(L, index, kind);
+    PushRawField(L, index, kind);
     if (!lua_istable(L, -1)) {
       lua_pop(L, 1);
       continue;

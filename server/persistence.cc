@@ -589,7 +589,10 @@ bool Persistence::SaveRulesDue(int64_t now_ms) const {
   // As Redis's serverCron: after a failed save, wait kRetryDelayMs before the next try.
   bool may_retry = last_bgsave_ok_.load() || now_ms - last_bgsave_try_ms_.load() > kRetryDelayMs;
   for (auto [seconds, min_changes] : s.save_rules) {
-    if (changes >= static_cast<uint64_t>(min_changes) && since_save > seconds && may_retry) return true;
+    // Compared signed, as Redis's server.dirty >= sp->changes: a rule whose changes count
+    // wrapped negative (save "5 4294967295") fires with no change at all.
+    bool enough = min_changes <= 0 || changes >= static_cast<uint64_t>(min_changes);
+    if (enough && since_save > seconds && may_retry) return true;
   }
   return false;
 }

@@ -374,6 +374,10 @@ SETUSER_ERRORS = [
     (["+get|"], "Syntax error"),
     (["+config|"], "Syntax error"),
     (["-config|get|x"], "Unknown command or category name in ACL"),
+    # Patterns may hold no white space or NUL (an ACL file splits on white space).
+    (["~a b"], "Syntax error"),
+    (["%R~a\tb"], "Syntax error"),
+    (["&a\x00b"], "Syntax error"),
 ]
 
 
@@ -381,7 +385,7 @@ SETUSER_ERRORS = [
 def test_setuser_errors_change_nothing(admin, rules, reason):
     admin.call("ACL", "SETUSER", "alice", "on", ">pw", "~k*", "+get")
     before = admin.call("ACL", "LIST")
-    bad = rules[-1]
+    bad = rules[-1].split("\x00")[0]  # quoted as a C string, up to a NUL
     assert admin.call("ACL", "SETUSER", "alice", "resetkeys", *rules) == E(
         f"ERR Error in ACL SETUSER modifier '{bad}': {reason}")
     assert admin.call("ACL", "LIST") == before

@@ -270,6 +270,18 @@ def test_persistence_config(raw):
     assert raw.call("CONFIG", "SET", "save", "") == "OK"
 
 
+def test_a_save_rule_whose_changes_wrapped_negative_saves_without_changes(raw):
+    # Redis keeps a rule's changes in a C int and compares it signed: 4294967295 is -1, met
+    # by no change at all, so the rule saves once its seconds have passed.
+    saves = int(info_persistence(raw)["rdb_saves"])
+    try:
+        assert raw.call("CONFIG", "SET", "save", "1 4294967295") == "OK"
+        assert raw.call("CONFIG", "GET", "save") == [b"save", b"1 -1"]
+        wait_until(lambda: int(info_persistence(raw)["rdb_saves"]) > saves, what="the rule's save")
+    finally:
+        raw.call("CONFIG", "SET", "save", "")
+
+
 @pytest.mark.lapse_only
 def test_default_save_rules_apply_without_a_config_file(tmp_path):
     # The harness turns save rules off; started bare, lapse has Redis's defaults.

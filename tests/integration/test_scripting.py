@@ -46,6 +46,12 @@ SCENARIOS = {
                           ev("return {redis.error_reply('E4')}"), ev("return redis.error_reply('a', 'b')"),
                           ev("return redis.status_reply('a', 'b')"),
                           ev("local ok, e = pcall(function() return redis.error_reply('E5') end); return e.err")],
+    # A result is read without running its metamethods, and deep nesting is fine.
+    "results_ignore_metamethods": [ev("return setmetatable({}, {__index=function() error('boom') end})"),
+                                   ev("return setmetatable({}, {__index={ok='hidden'}})"),
+                                   ev("return setmetatable({1, 2}, {__index=function() while true do end end})"),
+                                   ev("local t = {} local c = t for i = 1, 200 do c[1] = {} c = c[1] end return t"),
+                                   ev("return redis.error_reply('x' .. string.rep('\\n', 10000) .. 'y\\r\\n')")],
     # Tables with RESP3 fields are read whatever redis.setresp says, and sent in the client's protocol.
     "resp3_fields_to_a_resp2_client": [ev("return {double=1.5}"), ev("return {double='1.5'}"),
                                        ev("return {map={a=1}}"), ev("return {set={x=true}}"),
@@ -305,6 +311,14 @@ def test_same_replies_as_redis(name, server, redis_server):
     actual = run_scenario(server.port, steps)
     diffs = [f"{s}\n      redis: {w!r}\n      lapse: {g!r}" for s, w, g in zip(steps, expected, actual) if w != g]
     assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.lapse_only
+def test_an_error_object_with_a_raising_index_is_read_without_running_it(raw):
+    # Redis reads the error's fields with lua_getfield and dies; lapse reads them raw.
+    reply = raw.call("EVAL", "error(setmetatable({}, {__index=function() error('boom') end}))", "0")
+    assert isinstance(reply, E)
+    assert raw.call("PING") == "PONG"
 
 
 def test_evalsha_works_from_every_connection(server):

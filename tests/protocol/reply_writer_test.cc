@@ -92,7 +92,6 @@ TEST(ReplyWriterTest, Double) {
   ExpectBytes([](ReplyWriter& w) { w.Double(-std::nan("")); }, "$4\r\n-nan\r\n", ",-nan\r\n");
 }
 
-// A double in a form the caller chose (GEOPOS's 17 decimals) is sent as it is.
 // A verbatim string's format is three letters, cut or padded with spaces; a big number is
 // sent as digits in RESP3 and as a bulk string in RESP2.
 TEST(ReplyWriterTest, VerbatimFormatsAndBigNumbers) {
@@ -102,6 +101,7 @@ TEST(ReplyWriterTest, VerbatimFormatsAndBigNumbers) {
   ExpectBytes([](ReplyWriter& w) { w.BigNumber("123"); }, "$3\r\n123\r\n", "(123\r\n");
 }
 
+// A double in a form the caller chose (GEOPOS's 17 decimals) is sent as it is.
 TEST(ReplyWriterTest, DoubleText) {
   ExpectBytes([](ReplyWriter& w) { w.DoubleText("13.36138933897018433"); }, "$20\r\n13.36138933897018433\r\n",
               ",13.36138933897018433\r\n");
