@@ -7,6 +7,8 @@
 // default is the working directory, is answered live by Config::Get.
 #include "server/config.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "protocol/arg_reader.h"
@@ -160,6 +162,15 @@ bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, st
   if (lower_name == "maxmemory-clients" && value.size() > 1 && value.back() == '%') {
     int64_t percent = 0;
     return protocol::ParseInt64(value.substr(0, value.size() - 1), &percent) && percent == 0 && redis_default == "0";
+  }
+  // Redis reads unixsocketperm with strtoll in base 8, so "00", " 0", "-0" and even an empty
+  // value are its default.
+  if (lower_name == "unixsocketperm") {
+    std::string terminated(value);
+    char* end = nullptr;
+    errno = 0;
+    long long mode = std::strtoll(terminated.c_str(), &end, 8);
+    return errno == 0 && *end == '\0' && mode == 0 && redis_default == "0";
   }
   for (std::string_view name : kMemoryParameters) {
     if (name == lower_name) {

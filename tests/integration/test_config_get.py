@@ -124,6 +124,25 @@ def test_a_redis_default_in_a_configuration_is_accepted_and_another_value_refuse
         start_server(options={"tcp-keepalive": "60"})
 
 
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("value", ["00", "000", "-0", "' 0'", '""'])
+def test_unixsocketperm_is_read_in_octal_as_redis_reads_it(start_server, tmp_path, value):
+    # Redis reads it with strtoll in base 8: each of these is its default, 0.
+    conf = tmp_path / "redis.conf"
+    conf.write_text(f"unixsocketperm {value}\n")
+    srv = start_server(config_file=str(conf))
+    assert config_get(srv.port, "unixsocketperm") == {"unixsocketperm": "0"}
+
+
+@pytest.mark.lapse_only
+@pytest.mark.parametrize("value", ["08", "0x0", "1"])
+def test_unixsocketperm_other_than_zero_is_refused(start_server, tmp_path, value):
+    conf = tmp_path / "redis.conf"
+    conf.write_text(f"unixsocketperm {value}\n")
+    with pytest.raises(Exception):
+        start_server(config_file=str(conf))
+
+
 def test_the_hidden_rdb_key_save_delay_is_answered_by_name_only(server):
     # A test knob of Redis's (HIDDEN_CONFIG): not in CONFIG GET *, but readable and settable.
     assert config_get(server.port, "rdb-key-save-delay") == {"rdb-key-save-delay": "0"}
