@@ -6,6 +6,7 @@
 // wraps, an output-limit's seconds are kept in a C int, a `save` rule's changes too.
 #include "server/config_options.h"
 
+#include <array>
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -253,44 +254,50 @@ ConfigOption DbFilenameOption() {
 }
 
 // yes (a certificate is required), optional (checked when given) or no.
-ConfigOption TlsAuthClientsOption() {
-  return ConfigOption{"tls-auth-clients", true,
-                      [](Settings& s, std::string_view v) -> std::optional<std::string> {
+namespace {
+
+template <class E>
+struct EnumWord {
+  const char* word;
+  E value;
+};
+
+// A parameter kept as a C++ enum, named by one of `words`; Redis's error lists them in order.
+template <class E, size_t N>
+ConfigOption WordEnumOption(const char* name, bool mut, E Settings::*field, std::array<EnumWord<E>, N> words) {
+  std::string choices;
+  for (const EnumWord<E>& w : words) choices += (choices.empty() ? "" : ", ") + std::string(w.word);
+  return ConfigOption{name, mut,
+                      [field, words, choices](Settings& s, std::string_view v) -> std::optional<std::string> {
                         std::string l = protocol::AsciiLower(v);
-                        if (l == "no") s.tls_auth_clients = Settings::TlsAuthClients::kNo;
-                        else if (l == "yes") s.tls_auth_clients = Settings::TlsAuthClients::kYes;
-                        else if (l == "optional") s.tls_auth_clients = Settings::TlsAuthClients::kOptional;
-                        else return "argument(s) must be one of the following: no, yes, optional";
-                        return std::nullopt;
-                      },
-                      [](const Settings& s) -> std::string {
-                        switch (s.tls_auth_clients) {
-                          case Settings::TlsAuthClients::kNo: return "no";
-                          case Settings::TlsAuthClients::kOptional: return "optional";
-                          case Settings::TlsAuthClients::kYes: break;
+                        for (const EnumWord<E>& w : words) {
+                          if (l == w.word) {
+                            s.*field = w.value;
+                            return std::nullopt;
+                          }
                         }
-                        return "yes";
+                        return "argument(s) must be one of the following: " + choices;
+                      },
+                      [field, words](const Settings& s) -> std::string {
+                        for (const EnumWord<E>& w : words) {
+                          if (s.*field == w.value) return w.word;
+                        }
+                        return words[0].word;
                       }};
 }
 
+}  // namespace
+
+ConfigOption TlsAuthClientsOption() {
+  using T = Settings::TlsAuthClients;
+  return WordEnumOption("tls-auth-clients", true, &Settings::tls_auth_clients,
+                        std::array<EnumWord<T>, 3>{{{"no", T::kNo}, {"yes", T::kYes}, {"optional", T::kOptional}}});
+}
+
 ConfigOption DebugAccessOption() {
-  return ConfigOption{"enable-debug-command", false,
-                      [](Settings& s, std::string_view v) -> std::optional<std::string> {
-                        std::string l = protocol::AsciiLower(v);
-                        if (l == "no") s.enable_debug_command = Settings::DebugAccess::kNo;
-                        else if (l == "yes") s.enable_debug_command = Settings::DebugAccess::kYes;
-                        else if (l == "local") s.enable_debug_command = Settings::DebugAccess::kLocal;
-                        else return "argument(s) must be one of the following: no, yes, local";
-                        return std::nullopt;
-                      },
-                      [](const Settings& s) -> std::string {
-                        switch (s.enable_debug_command) {
-                          case Settings::DebugAccess::kYes: return "yes";
-                          case Settings::DebugAccess::kLocal: return "local";
-                          case Settings::DebugAccess::kNo: break;
-                        }
-                        return "no";
-                      }};
+  using D = Settings::DebugAccess;
+  return WordEnumOption("enable-debug-command", false, &Settings::enable_debug_command,
+                        std::array<EnumWord<D>, 3>{{{"no", D::kNo}, {"yes", D::kYes}, {"local", D::kLocal}}});
 }
 
 ConfigOption FileNameOption(const char* name, std::string Settings::*field, const char* not_a_name) {
