@@ -1,3 +1,9 @@
+// File: server/lua_engine.cc
+//
+// The Lua state and its sandbox (server/lua_engine.h says what scripts see), the runs of a
+// script in the engine's coroutine, redis.call and redis.pcall, and the count hook that makes
+// a busy script step aside or stop. Values are converted in lua_values.cc, FUNCTION libraries
+// live in lua_functions.cc and pcall/xpcall in lua_protected_calls.cc.
 #include "server/lua_engine.h"
 
 extern "C" {
@@ -19,37 +25,33 @@ int luaopen_bit(lua_State* L);
 
 #include "protocol/reply_reader.h"
 #include "server/lua_libraries.h"
+#include "server/lua_internal.h"
 #include "server/sha1.h"
 
 namespace lapse::server {
 
-namespace {
-
-constexpr const char* kEngineKey = "lapse_engine";
-constexpr const char* kScriptsKey = "lapse_scripts";
-constexpr const char* kErrorHandlerKey = "lapse_error_handler";
-constexpr const char* kFunctionsKey = "lapse_functions";          // name -> callback
-constexpr const char* kPendingFunctionsKey = "lapse_pending";     // during LoadLibrary
-constexpr const char* kFunctionGlobalsMetaKey = "lapse_fn_meta";  // functions' globals' metatable
-constexpr const char* kLoadIndexKey = "lapse_load_index";         // its __index while loading
-constexpr const char* kFunctionGlobalsKey = "lapse_fn_globals";   // functions' globals
-// lapse answers INFO as Redis 7.0.0 does.
-constexpr const char* kRedisVersion = "7.0.0";
-constexpr int kRedisVersionNum = 0x070000;
-// The error a redis.call gets when the script must start over; never seen by a client.
-constexpr const char* kRestartText = "ERR lapse restarts this script holding every shard";
-constexpr int kGcPeriod = 50;
-// Lua instructions between two looks at the clock and the kill flag, as Redis's hook.
-constexpr int kHookInstructions = 100000;
-// How long a library's top-level code may run in FUNCTION LOAD (Redis's limit).
-constexpr std::chrono::nanoseconds kLoadTimeout = std::chrono::milliseconds(500);
+namespace lua_detail {
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-// Nested tables deeper than this in a script's result are refused (Redis's stack limit).
-constexpr int kMaxResultDepth = 1000;
+
+int NonexistentGlobalError(lua_State* L) {
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", lua_tostring(L, 2));
+}
+
+int ReadonlyTableError(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+}  // namespace lua_detail
+
+using namespace lua_detail;
+
+namespace {
+
+// The error a redis.call gets when the script must start over; never seen by a client.
+constexpr const char* kRestartText = "ERR lapse restarts this script holding every shard";
+constexpr int kGcPeriod = 50;
 
 // Runs once per Lua state, after the libraries are loaded: the rest of the redis library,
 // the error handler that adds where an error happened, and Redis 7.0's sandbox (library
@@ -105,87 +107,10 @@ setmetatable(_G, {__index = global_error, __newindex = readonly_error, __metatab
 return handler
 )lua";
 
-// Functions mode, after kPrelude: a library's code and its functions see the globals
-// through an empty table whose metatable's __index is the (sandboxed) globals when they run,
-// and, while the library loads, a lookup that knows only `redis` with register_function,
-// log and the constants (Redis 7.0's library API). Returns that metatable and the lookup.
-constexpr const char* kFunctionPrelude = R"lua(
-local global_error, readonly_error, load_index_maker, register_function, log, version, version_num = ...
-local load_redis = setmetatable({
-  register_function = register_function, log = log,
-  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-  REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
-}, {__index = global_error, __newindex = readonly_error, __metatable = false})
-local meta = {__index = _G, __newindex = readonly_error, __metatable = false}
-return setmetatable({}, meta), meta, load_index_maker(load_redis)
-)lua";
-
-// While a library loads: `redis` is the library API (the closure's upvalue), any other
-// global an error.
-int LoadGlobalIndex(lua_State* L) {
-  const char* name = lua_tostring(L, 2);
-  if (name != nullptr && std::string_view(name) == "redis") {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    return 1;
-  }
-  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
-}
-
-int MakeLoadGlobalIndex(lua_State* L) {
-  lua_pushcclosure(L, LoadGlobalIndex, 1);
-  return 1;
-}
-
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
   lua_pushstring(L, name);
   lua_call(L, 1, 0);
-}
-
-// Pushes t[field] of the table at `index` without metamethods, as Redis's lua_rawget: reading
-// a script's result or error must run none of its code, which could raise outside any
-// protected call or loop where no hook stops it.
-void PushRawField(lua_State* L, int index, const char* field) {
-  int table = index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
-  lua_pushstring(L, field);
-  lua_rawget(L, table);
-}
-
-// Pushes {<field>=<text>}.
-void PushTableWith(lua_State* L, const char* field, std::string_view text) {
-  lua_newtable(L);
-  lua_pushstring(L, field);
-  lua_pushlstring(L, text.data(), text.size());
-  lua_settable(L, -3);
-}
-
-// Redis 7.0's marker on the error table of a failed redis.call or redis.pcall: its error was
-// counted in INFO errorstats when the command failed, so the script's reply does not count it
-// again. Scripts see the field, as on Redis.
-constexpr const char* kIgnoreErrorStats = "ignore_error_stats_update";
-
-// Pushes {err=<text>, ignore_error_stats_update=true}.
-void PushCommandError(lua_State* L, std::string_view text) {
-  PushTableWith(L, "err", text);
-  lua_pushstring(L, kIgnoreErrorStats);
-  lua_pushboolean(L, 1);
-  lua_settable(L, -3);
-}
-
-// Whether the table at `index` carries kIgnoreErrorStats.
-bool ErrorAlreadyCounted(lua_State* L, int index) {
-  if (!lua_istable(L, index)) return false;
-  PushRawField(L, index, kIgnoreErrorStats);
-  bool counted = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 1);
-  return counted;
-}
-
-// Raises {err=<message>} as a Lua error. Call only from a C function with no C++ object
-// alive that needs destroying.
-int RaiseError(lua_State* L, const char* message) {
-  PushTableWith(L, "err", message);
-  return lua_error(L);
 }
 
 // A number as a command argument: the shortest text that reads back as the same double
@@ -194,77 +119,6 @@ std::string NumberArgument(lua_Number n) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(n));
   return ec == std::errc() ? std::string(buf, end) : std::string("0");
-}
-
-// Error text goes on one line, as Redis's error replies do.
-std::string OneLine(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch == '\r' || ch == '\n') ch = ' ';
-  }
-  return out;
-}
-
-// The sandbox's __index on globals: reading a global nobody set is an error.
-int NonexistentGlobalError(lua_State* L) {
-  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", lua_tostring(L, 2));
-}
-
-// The sandbox's __newindex on globals and library tables.
-int ReadonlyTableError(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
-
-void PushValue(lua_State* L, const protocol::Reply& r, int resp) {
-  using protocol::ReplyType;
-  switch (r.type) {
-    case ReplyType::kSimpleString:
-      return PushTableWith(L, "ok", r.text);
-    case ReplyType::kError:
-    case ReplyType::kBulkError:
-      return PushCommandError(L, r.text);
-    case ReplyType::kInteger:
-      return lua_pushnumber(L, static_cast<lua_Number>(r.integer));
-    case ReplyType::kBulk:
-    case ReplyType::kVerbatim:
-      return lua_pushlstring(L, r.text.data(), r.text.size());
-    case ReplyType::kNull:
-      return resp == 2 ? lua_pushboolean(L, 0) : lua_pushnil(L);
-    case ReplyType::kBoolean:
-      return lua_pushboolean(L, r.integer != 0);
-    case ReplyType::kDouble:
-      lua_newtable(L);
-      lua_pushstring(L, "double");
-      lua_pushnumber(L, std::strtod(r.text.c_str(), nullptr));
-      lua_settable(L, -3);
-      return;
-    case ReplyType::kBigNumber:
-      return PushTableWith(L, "big_number", r.text);
-    case ReplyType::kMap:
-    case ReplyType::kSet: {
-      bool map = r.type == ReplyType::kMap;
-      lua_newtable(L);
-      lua_pushstring(L, map ? "map" : "set");
-      lua_newtable(L);
-      for (size_t i = 0; i < r.elements.size(); i += map ? 2 : 1) {
-        PushValue(L, r.elements[i], resp);
-        if (map && i + 1 < r.elements.size()) {
-          PushValue(L, r.elements[i + 1], resp);
-        } else {
-          lua_pushboolean(L, 1);
-        }
-        lua_settable(L, -3);
-      }
-      lua_settable(L, -3);
-      return;
-    }
-    case ReplyType::kArray:
-    case ReplyType::kPush:
-      lua_createtable(L, static_cast<int>(r.elements.size()), 0);
-      for (size_t i = 0; i < r.elements.size(); ++i) {
-        PushValue(L, r.elements[i], resp);
-        lua_rawseti(L, -2, static_cast<int>(i + 1));
-      }
-      return;
-  }
 }
 
 // luaL_newstate's allocator, counting. Lua 5.1 gives the old size of every block it frees
@@ -351,29 +205,6 @@ LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstat
   if (mode == Mode::kFunctions) SetUpFunctions();
 }
 
-void LuaEngine::SetUpFunctions() {
-  lua_State* L = L_;
-  bool loaded = luaL_loadstring(L, kFunctionPrelude) == 0;
-  if (loaded) {
-    lua_pushcfunction(L, NonexistentGlobalError);
-    lua_pushcfunction(L, ReadonlyTableError);
-    lua_pushcfunction(L, MakeLoadGlobalIndex);
-    lua_pushcfunction(L, RegisterFunction);
-    lua_pushcfunction(L, RedisLog);
-    lua_pushstring(L, kRedisVersion);
-    lua_pushnumber(L, kRedisVersionNum);
-  }
-  if (!loaded || lua_pcall(L, 7, 3, 0) != 0) {
-    spdlog::critical("Lua function prelude failed: {}", lua_tostring(L, -1));
-    std::abort();
-  }
-  lua_setfield(L, LUA_REGISTRYINDEX, kLoadIndexKey);
-  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMetaKey);
-  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsKey);
-  lua_newtable(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
-}
-
 LuaEngine::~LuaEngine() { lua_close(L_); }
 
 LuaEngine& LuaEngine::Self(lua_State* L) {
@@ -421,19 +252,6 @@ LuaEngine::Outcome LuaEngine::Run(const std::string& sha, std::span<const std::s
   lua_getfield(L, -1, sha.c_str());
   lua_remove(L, -2);
   return Start(0, sha, reply);
-}
-
-LuaEngine::Outcome LuaEngine::RunFunction(const std::string& name, std::span<const std::string_view> keys,
-                                           std::span<const std::string_view> args, ScriptHost& host,
-                                           protocol::ReplyWriter& reply) {
-  lua_State* L = L_;
-  host_ = &host;
-  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
-  lua_getfield(L, -1, name.c_str());
-  lua_remove(L, -2);
-  PushStrings(L, keys);
-  PushStrings(L, args);
-  return Start(2, name, reply);
 }
 
 lua_State* LuaEngine::Coroutine() {
@@ -525,200 +343,6 @@ std::string LuaEngine::ErrorLocation(lua_State* co) {
   }
   if (!found) return "";
   return " script: " + label_ + ", on " + ar.source + ":" + std::to_string(ar.currentline) + ".";
-}
-
-std::optional<std::string> LuaEngine::LoadLibrary(std::string_view code, bool keep,
-                                                    std::vector<FunctionInfo>* functions) {
-  lua_State* L = L_;
-  int base = lua_gettop(L);
-  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function") != 0) {
-    std::string error = "ERR Error compiling function: " + OneLine(lua_tostring(L, -1));
-    lua_settop(L, base);
-    return error;
-  }
-  int chunk = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsKey);
-  lua_setfenv(L, chunk);
-  // While it loads, the library sees only the library API.
-  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMetaKey);
-  int meta = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, kLoadIndexKey);
-  lua_setfield(L, meta, "__index");
-  lua_newtable(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
-  functions->clear();
-  loading_ = functions;
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
-  lua_pushvalue(L, chunk);
-  // A library's top-level code gets kLoadTimeout, as in Redis (Hook stops it).
-  run_started_ns_ = NowNs();
-  lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInstructions);
-  int status = lua_pcall(L, 0, 0, meta + 1);
-  lua_sethook(L, nullptr, 0, 0);
-  loading_ = nullptr;
-  lua_pushvalue(L, LUA_GLOBALSINDEX);
-  lua_setfield(L, meta, "__index");
-  std::optional<std::string> error;
-  if (status != 0) {
-    std::string text = "ERR unknown error";
-    if (lua_istable(L, -1)) {
-      PushRawField(L, -1, "err");
-      if (lua_type(L, -1) == LUA_TSTRING) text = lua_tostring(L, -1);
-    } else if (lua_isstring(L, -1)) {
-      text = lua_tostring(L, -1);
-    }
-    error = "ERR Error registering functions: " + OneLine(text);
-  } else if (functions->empty()) {
-    error = "ERR No functions registered";
-  } else if (keep) {
-    lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
-    lua_getfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0) {
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      lua_settable(L, -5);
-    }
-  }
-  lua_pushnil(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
-  lua_settop(L, base);
-  std::sort(functions->begin(), functions->end(),
-            [](const FunctionInfo& a, const FunctionInfo& b) { return a.name < b.name; });
-  return error;
-}
-
-void LuaEngine::WriteError(protocol::ReplyWriter& reply, const std::string& text, bool already_counted) {
-  size_t at = reply.buffer()->size();
-  reply.Error(text);
-  if (already_counted) ++reply_errors_.already_counted;
-  else reply_errors_.counted.push_back(reply.buffer()->substr(at));
-}
-
-namespace {
-
-// {verbatim_string={format=..., string=...}}: both fields strings, or it is no verbatim reply.
-bool WriteVerbatim(lua_State* L, int index, protocol::ReplyWriter& reply) {
-  int top = lua_gettop(L);
-  PushRawField(L, index, "verbatim_string");
-  bool written = false;
-  if (lua_istable(L, -1)) {
-    PushRawField(L, -1, "format");
-    PushRawField(L, -2, "string");
-    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
-      size_t n = 0;
-      const char* text = lua_tolstring(L, -1, &n);
-      reply.Verbatim(std::string_view(text, n), lua_tostring(L, -2));
-      written = true;
-    }
-  }
-  lua_settop(L, top);
-  return written;
-}
-
-}  // namespace
-
-void LuaEngine::WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth) {
-  switch (lua_type(L, index)) {
-    case LUA_TSTRING: {
-      size_t n = 0;
-      const char* s = lua_tolstring(L, index, &n);
-      return reply.Bulk(std::string_view(s, n));
-    }
-    case LUA_TBOOLEAN:
-      if (resp_ == 3) return reply.Bool(lua_toboolean(L, index) != 0);
-      return lua_toboolean(L, index) ? reply.Integer(1) : reply.Null();
-    case LUA_TNUMBER: {
-      // Truncated, as Redis's (long long) cast; out of range (and NaN) it gives what that
-      // cast gives on x86-64, INT64_MIN, where C++ would leave it undefined.
-      double n = lua_tonumber(L, index);
-      if (!(n >= -9.2233720368547758e18 && n < 9.2233720368547758e18)) return reply.Integer(INT64_MIN);
-      return reply.Integer(static_cast<int64_t>(n));
-    }
-    case LUA_TTABLE:
-      break;
-    default:
-      return reply.Null();
-  }
-  // Each level holds a few stack slots, and Lua promises only LUA_MINSTACK free ones.
-  if (depth > kMaxResultDepth || !lua_checkstack(L, 4)) return WriteError(reply, "ERR reached lua stack limit", false);
-  PushRawField(L, index, "err");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    std::string text = OneLine(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return WriteError(reply, text, ErrorAlreadyCounted(L, index));
-  }
-  lua_pop(L, 1);
-  PushRawField(L, index, "ok");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    std::string text = OneLine(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return reply.SimpleString(text);
-  }
-  lua_pop(L, 1);
-  // Redis 7.0 reads these fields whatever redis.setresp says; a RESP2 client gets each in
-  // its RESP2 form (a bulk string, a flat array).
-  PushRawField(L, index, "double");
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    double d = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return reply.Double(d);
-  }
-  lua_pop(L, 1);
-  PushRawField(L, index, "big_number");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    size_t n = 0;
-    const char* text = lua_tolstring(L, -1, &n);
-    std::string digits(text, n);
-    lua_pop(L, 1);
-    std::replace_if(digits.begin(), digits.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
-    return reply.BigNumber(digits);
-  }
-  lua_pop(L, 1);
-  if (WriteVerbatim(L, index, reply)) return;
-  for (const char* kind : {"map", "set"}) {
-    PushRawField(L, index, kind);
-    if (!lua_istable(L, -1)) {
-      lua_pop(L, 1);
-      continue;
-    }
-    bool map = kind[0] == 'm';
-    int inner = lua_gettop(L);
-    size_t n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, inner) != 0) {
-      ++n;
-      lua_pop(L, 1);
-    }
-    map ? reply.MapHeader(n) : reply.SetHeader(n);
-    lua_pushnil(L);
-    while (lua_next(L, inner) != 0) {
-      WriteResult(L, lua_gettop(L) - 1, reply, depth + 1);
-      if (map) WriteResult(L, lua_gettop(L), reply, depth + 1);
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return;
-  }
-  // An array: the elements up to the first nil.
-  size_t n = 0;
-  while (true) {
-    lua_rawgeti(L, index, static_cast<int>(n + 1));
-    bool present = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (!present) break;
-    ++n;
-  }
-  reply.ArrayHeader(n);
-  for (size_t i = 1; i <= n; ++i) {
-    lua_rawgeti(L, index, static_cast<int>(i));
-    WriteResult(L, lua_gettop(L), reply, depth + 1);
-    lua_pop(L, 1);
-  }
-}
-
-void LuaEngine::PushReply(lua_State* L, std::string_view framed) {
-  PushValue(L, protocol::DecodeReply(framed), resp_);
 }
 
 int LuaEngine::Call(lua_State* L, bool raise) {
@@ -909,116 +533,5 @@ int LuaEngine::RedisLog(lua_State* L) {
   return 0;
 }
 
-}  // namespace lapse::server
-
-namespace lapse::server {
-
-namespace {
-
-// The flag named by the string at `index`, or 0 if none is.
-uint32_t FunctionFlagAt(lua_State* L, int index) {
-  if (lua_type(L, index) != LUA_TSTRING) return 0;
-  return FunctionFlagNamed(lua_tostring(L, index));
-}
-
-}  // namespace
-
-// redis.register_function(name, callback) or redis.register_function{function_name=...,
-// callback=..., flags={...}, description=...}, while a library loads. Errors are raised
-// with Redis's texts; each check runs before anything is recorded.
-int LuaEngine::RegisterFunction(lua_State* L) {
-  if (Self(L).loading_ == nullptr)
-    return RaiseError(L, "ERR redis.register_function can only be called on FUNCTION LOAD command");
-  int argc = lua_gettop(L);
-  if (argc == 1) {
-    if (!lua_istable(L, 1)) {
-      return RaiseError(L, "ERR calling redis.register_function with a single argument is only applicable to Lua "
-                           "table (representing named arguments).");
-    }
-    return RegisterFunctionFromTable(L);
-  }
-  if (argc != 2) return RaiseError(L, "ERR wrong number of arguments to redis.register_function");
-  if (!lua_isstring(L, 1)) return RaiseError(L, "ERR first argument to redis.register_function must be a string");
-  if (!lua_isfunction(L, 2)) return RaiseError(L, "ERR second argument to redis.register_function must be a function");
-  return RegisterChecked(L, 1, 2, 0, 0);
-}
-
-int LuaEngine::RegisterFunctionFromTable(lua_State* L) {
-  // Slots 2, 3 and 4 keep the name, callback and description found; 5 and 6 are lua_next's
-  // key and value.
-  constexpr int kName = 2, kCallback = 3, kDescription = 4, kKey = 5, kValue = 6;
-  lua_settop(L, 1);
-  lua_settop(L, kDescription);
-  bool named = false, called = false, described = false;
-  uint32_t flags = 0;
-  lua_pushnil(L);
-  while (lua_next(L, 1) != 0) {
-    // A copy of the key is read, so that lua_next still finds its place.
-    lua_pushvalue(L, kKey);
-    if (!lua_isstring(L, -1))
-      return RaiseError(L, "ERR named argument key given to redis.register_function is not a string");
-    std::string_view key = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    if (key == "function_name") {
-      if (!lua_isstring(L, kValue))
-        return RaiseError(L, "ERR function_name argument given to redis.register_function must be a string");
-      lua_pushvalue(L, kValue);
-      lua_replace(L, kName);
-      named = true;
-    } else if (key == "description") {
-      if (!lua_isstring(L, kValue))
-        return RaiseError(L, "ERR description argument given to redis.register_function must be a string");
-      lua_pushvalue(L, kValue);
-      lua_replace(L, kDescription);
-      described = true;
-    } else if (key == "callback") {
-      if (!lua_isfunction(L, kValue))
-        return RaiseError(L, "ERR callback argument given to redis.register_function must be a function");
-      lua_pushvalue(L, kValue);
-      lua_replace(L, kCallback);
-      called = true;
-    } else if (key == "flags") {
-      if (!lua_istable(L, kValue))
-        return RaiseError(L, "ERR flags argument to redis.register_function must be a table representing function "
-                             "flags");
-      lua_pushnil(L);
-      while (lua_next(L, kValue) != 0) {
-        uint32_t flag = FunctionFlagAt(L, -1);
-        if (flag == 0) return RaiseError(L, "ERR unknown flag given");
-        flags |= flag;
-        lua_pop(L, 1);
-      }
-    } else {
-      return RaiseError(L, "ERR unknown argument given to redis.register_function");
-    }
-    lua_settop(L, kKey);
-  }
-  if (!named) return RaiseError(L, "ERR redis.register_function must get a function name argument");
-  if (!called) return RaiseError(L, "ERR redis.register_function must get a callback argument");
-  return RegisterChecked(L, kName, kCallback, described ? kDescription : 0, flags);
-}
-
-int LuaEngine::RegisterChecked(lua_State* L, int name_index, int callback_index, int description_index,
-                               uint32_t flags) {
-  size_t length = 0;
-  const char* name = lua_tolstring(L, name_index, &length);
-  if (!ValidLibraryName(std::string_view(name, length))) {
-    return RaiseError(L, "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
-                         "least one character long");
-  }
-  std::vector<FunctionInfo>& functions = *Self(L).loading_;
-  bool duplicate = false;
-  for (const FunctionInfo& f : functions) duplicate = duplicate || f.name == std::string_view(name, length);
-  if (duplicate) return RaiseError(L, "ERR Function already exists in the library");
-  {
-    FunctionInfo info{std::string(name, length), std::nullopt, flags};
-    if (description_index != 0) info.description = lua_tostring(L, description_index);
-    functions.push_back(std::move(info));
-  }
-  lua_getfield(L, LUA_REGISTRYINDEX, kPendingFunctionsKey);
-  lua_pushvalue(L, callback_index);
-  lua_setfield(L, -2, name);
-  return 0;
-}
 
 }  // namespace lapse::server
