@@ -67,6 +67,7 @@ CommandTable BuildCommandTable() {
   RegisterSetCommands(table);
   RegisterBitCommands(table);
   RegisterKeyCommands(table);
+  RegisterKeyspaceCommands(table);
   RegisterDumpCommands(table);
   RegisterPersistenceCommands(table);
   RegisterContainerCommands(table);

@@ -229,6 +229,7 @@ void RegisterDebugCommand(CommandTable& table);  // DEBUG (debug_command.cc)
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
+void RegisterKeyspaceCommands(CommandTable& table);
 void RegisterDumpCommands(CommandTable& table);
 void RegisterPersistenceCommands(CommandTable& table);
 void RegisterContainerCommands(CommandTable& table);

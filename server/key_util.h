@@ -76,6 +76,8 @@ inline engine::Entry* FindString(ShardCommand& c, std::string_view key, bool* wr
 inline constexpr uint64_t kLruClockMax = (uint64_t{1} << 24) - 1;
 inline uint64_t LruClock(int64_t now_ms) { return static_cast<uint64_t>(now_ms / 1000) & kLruClockMax; }
 
+// TYPE's name for a value type (SCAN TYPE takes the same names).
+const char* TypeName(engine::ValueType t);
 // OBJECT ENCODING's name for the value (DEBUG OBJECT shows it too).
 const char* ObjectEncodingName(const engine::Entry& e);
 // OBJECT REFCOUNT's reply (DEBUG OBJECT shows it too): 1, or Redis's INT_MAX for a value it
