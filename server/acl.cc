@@ -156,10 +156,21 @@ class CommandTargets {
   bool patterns_ = false;
 };
 
+// A command whose bit is off may still run with a first argument the selector lists.
+bool FirstArgAllowed(const AclSelector& selector, uint32_t stat_id, Args args) {
+  if (args.size() < 2) return false;
+  auto it = selector.first_args.find(stat_id);
+  if (it == selector.first_args.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [&](const std::string& arg) { return protocol::EqualsIgnoreCase(args[1], arg); });
+}
+
 // Redis's ACLSelectorCheckCmd: the command, then each key, then each channel.
 std::optional<AclDenial> CheckSelector(const AclSelector& selector, const CommandSpec& spec, uint32_t stat_id,
                                        const std::string& full_name, Args args, CommandTargets& targets) {
-  if (!selector.allowed[stat_id]) return AclDenial{AclDenial::kCommand, full_name};
+  if (!selector.allowed[stat_id] && !FirstArgAllowed(selector, stat_id, args)) {
+    return AclDenial{AclDenial::kCommand, full_name};
+  }
   if (!selector.all_keys) {
     for (size_t at : targets.keys()) {
       if (!KeyAllowed(selector, args[at], targets.needed(at))) {

@@ -103,6 +103,10 @@ struct KeyPattern {
 // root selector (its own permissions) and any number of `(...)` selectors.
 struct AclSelector {
   std::vector<bool> allowed;     // by statistics slot (stat_id)
+  // Redis's allowed_firstargs (+select|0): for a command without subcommands whose bit is
+  // off, the first arguments (compared case-insensitively) it may still run with. Any rule
+  // that sets or clears the command's bit forgets them, as Redis's ACLChangeSelectorPerm does.
+  std::map<uint32_t, std::vector<std::string>> first_args;
   bool future_commands = false;  // set by +@all: Redis's "can run commands added later"
   bool all_keys = false;
   std::vector<KeyPattern> keys;

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/arg_reader.h"
 #include "protocol/resp_parser.h"
 #include "server/acl.h"
@@ -236,6 +238,7 @@ std::optional<std::string> Acl::ApplyCommandRule(AclSelector& selector, std::str
   if (EqualsIgnoreCase(rule, "allcommands") || EqualsIgnoreCase(rule, "nocommands") || EqualsIgnoreCase(rule, "+@all") ||
       EqualsIgnoreCase(rule, "-@all")) {
     selector.allowed.assign(selector.allowed.size(), allow);
+    selector.first_args.clear();
     selector.future_commands = allow;
     return std::nullopt;
   }
@@ -244,6 +247,9 @@ std::optional<std::string> Acl::ApplyCommandRule(AclSelector& selector, std::str
     uint32_t category = FindAclCategory(name.substr(1));
     if (category == 0) return std::string(kAclUnknownName);
     SetCategoryBits(selector.allowed, table_, category, allow);
+    for (const CommandSpec* spec : table_.All()) {
+      if (CommandCategories(*spec) & category) selector.first_args.erase(spec->stat_id);
+    }
     return std::nullopt;
   }
   size_t bar = name.find('|');
@@ -251,6 +257,7 @@ std::optional<std::string> Acl::ApplyCommandRule(AclSelector& selector, std::str
   if (spec == nullptr) return std::string(kAclUnknownName);
   if (bar == std::string_view::npos) {
     SetCommandBits(selector.allowed, *spec, allow);
+    selector.first_args.erase(spec->stat_id);
     return std::nullopt;
   }
   // "-a|b" is looked up whole, as Redis's ACLLookupCommand: a subcommand, or nothing.
@@ -272,8 +279,14 @@ std::optional<std::string> Acl::ApplyCommandRule(AclSelector& selector, std::str
   }
   if (first_arg.empty()) return std::string(kSyntax);
   if (spec->subcommands.empty()) {
-    // Redis 7.0 allows a first argument of a command without subcommands (+select|0); lapse does not.
-    return "lapse does not support first-argument rules (+command|argument) for commands without subcommands";
+    // Redis 7.0 keeps it (deprecated, with a warning in its log) without setting the bit.
+    spdlog::warn("Deprecation warning: Allowing a first arg of an otherwise blocked command is a misuse of ACL and "
+                 "may get disabled in the future (offender: {})", rule);
+    std::vector<std::string>& args = selector.first_args[spec->stat_id];
+    bool known = std::any_of(args.begin(), args.end(),
+                             [&](const std::string& arg) { return EqualsIgnoreCase(arg, first_arg); });
+    if (!known) args.emplace_back(first_arg);
+    return std::nullopt;
   }
   const SubcommandSpec* sub = spec->FindSubcommand(first_arg);
   if (sub == nullptr) return std::string(kAclUnknownName);
@@ -337,6 +350,11 @@ std::string Acl::DescribeCommands(const AclSelector& selector, const CommandTabl
     for (const SubcommandSpec& sub : spec->subcommands) {
       bool sub_bit = selector.allowed[sub.stat_id];
       if (sub_bit != fake[sub.stat_id]) rules += std::string(sub_bit ? "+" : "-") + sub.name + " ";
+    }
+    // First arguments matter, and are shown, only while the command's bit is off.
+    auto first = selector.first_args.find(spec->stat_id);
+    if (!bit && first != selector.first_args.end()) {
+      for (const std::string& arg : first->second) rules += "+" + std::string(spec->name) + "|" + arg + " ";
     }
   }
   rules.pop_back();

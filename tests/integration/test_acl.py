@@ -393,6 +393,52 @@ def test_setuser_errors_change_nothing(admin, rules, reason):
     assert admin.call("ACL", "GETUSER", "newuser") is None
 
 
+# ---- first-argument rules (+select|0) --------------------------------------------------
+
+
+# Redis 7.0 (deprecated there, but accepted): a command without subcommands may be allowed
+# with given first arguments while its bit stays off. Any rule that sets or clears the
+# command's bit forgets them, and they are shown only while the bit is off.
+FIRST_ARG_RULES = [
+    (["+select|0"], b"-@all +select|0"),
+    (["+select|0", "+select|1", "+SELECT|0"], b"-@all +select|0 +select|1"),
+    (["+select|Ab", "+select|aB"], b"-@all +select|Ab"),
+    (["+select|0", "+@connection"], b"-@all +@connection"),
+    (["+select|0", "+@connection", "-@connection"], b"-@all"),
+    (["+select|0", "+select"], b"-@all +select"),
+    (["+select|0", "-select"], b"-@all"),
+    (["+select|0", "+@all"], b"+@all"),
+    (["+@all", "+select|0"], b"+@all"),
+    (["+@all", "-select", "+select|0"], b"+@all -select +select|0"),
+    (["+select|0", "-@all"], b"-@all"),
+    (["+select|0", "-@keyspace"], b"-@all +select|0"),
+    (["+get|x", "-get"], b"-@all"),
+]
+
+
+@pytest.mark.parametrize("rules,described", FIRST_ARG_RULES, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_first_argument_rules_are_kept_as_redis_keeps_them(admin, rules, described):
+    assert admin.call("ACL", "SETUSER", "alice", "reset", *rules) == "OK"
+    reply = admin.call("ACL", "GETUSER", "alice")
+    assert dict(zip(reply[::2], reply[1::2]))[b"commands"] == described
+    assert admin.call("ACL", "LIST")[0] == b"user alice off sanitize-payload resetchannels " + described
+
+
+def test_a_first_argument_rule_lets_just_that_argument_through(admin):
+    srv = admin_server(admin)
+    assert admin.call("ACL", "SETUSER", "alice", "on", ">pw", "~*", "+select|0", "+ping|Hello", "(+select|2)") == "OK"
+    with login(srv, "alice", "pw") as c:
+        assert c.call("SELECT", "0") == "OK"
+        assert c.call("SELECT", "2") == "OK"  # by the selector
+        assert c.call("SELECT", "1") == noperm_command("select")
+        assert c.call("PING", "hELLO") == b"hELLO"  # compared without case
+        assert c.call("PING") == noperm_command("ping")
+    assert admin.call("ACL", "DRYRUN", "alice", "SELECT", "0") == "OK"
+    assert admin.call("ACL", "DRYRUN", "alice", "SELECT", "1") == b"This user has no permissions to run the 'select' command"
+    log = admin.call("ACL", "LOG", "1")
+    assert dict(zip(log[0][::2], log[0][1::2]))[b"object"] == b"ping"
+
+
 # ---- transactions and scripts ----------------------------------------------------------
 
 
