@@ -45,11 +45,15 @@ Entry* InstallTable(Db& db, Entry* e, CollectionTable* table) {
 
 // ---- Tables ----
 
+namespace {
+
 // After a field lost its deadline: with none left, the bounds start afresh, so that the next
 // HEXPIRE files a wheel record whatever deadline it sets.
 void ForgetFieldDeadline(CollectionTable& ct) {
   if (--ct.volatile_fields == 0) ct.next_field_deadline = ct.last_field_deadline = kNoDeadline;
 }
+
+}  // namespace
 
 bool TableSet(CollectionTable& ct, std::string_view name, std::string_view value, bool keep_ttl) {
   KvTable& t = ct.table;
@@ -511,7 +515,6 @@ int64_t NextFieldDeadline(const Entry* e) {
 
 }  // namespace hash
 
-// ---- Sets ----
 uint64_t ScanCollection(const Entry* e, uint64_t cursor, size_t count,
                         const std::function<void(std::string_view, std::string_view)>& fn) {
   if (!e->owns_table()) {

@@ -11,7 +11,7 @@
 //            small fields is one malloc block holding key and fields together.
 //   kIntSet  a set whose members are all integers, in ascending order as Redis's intset,
 //            each stored as its offset from the smallest in just the bits the largest
-//            offset needs (collection.cc).
+//            offset needs (collection_set.cc).
 //   kTable   8 bytes: a pointer to a CollectionTable, a KvTable whose entries are the
 //            elements (field -> value; a set member has an empty value). One allocation
 //            per element, where Redis's hashtable encoding needs three.

@@ -95,7 +95,7 @@ struct ConnCommand {
 
 using ShardHandler = void (*)(ShardCommand&);
 using ConnHandler = void (*)(ConnCommand&);
-// A FanoutHandler may suspend only through YieldThread (key_commands.cc), which does not
+// A FanoutHandler may suspend only through YieldThread (keyspace_commands.cc), which does not
 // suspend inside an atomic step (EXEC): a step holds shards, and no other client of the
 // thread may run meanwhile.
 using FanoutHandler = awaitable<void> (*)(ConnCommand&);

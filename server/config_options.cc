@@ -6,8 +6,8 @@
 // wraps, an output-limit's seconds are kept in a C int, a `save` rule's changes too.
 #include "server/config_options.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <filesystem>
 #include <vector>
@@ -253,7 +253,6 @@ ConfigOption DbFilenameOption() {
                       [](const Settings& s) { return s.dbfilename; }};
 }
 
-// yes (a certificate is required), optional (checked when given) or no.
 namespace {
 
 template <class E>
@@ -288,6 +287,7 @@ ConfigOption WordEnumOption(const char* name, bool mut, E Settings::*field, std:
 
 }  // namespace
 
+// yes (a certificate is required), optional (checked when given) or no.
 ConfigOption TlsAuthClientsOption() {
   using T = Settings::TlsAuthClients;
   return WordEnumOption("tls-auth-clients", true, &Settings::tls_auth_clients,

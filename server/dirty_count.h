@@ -13,7 +13,7 @@
 // Where neither tells (ZADD without CH counts updated scores, LTRIM the elements removed,
 // PFADD the registers raised, SMOVE one change less when the destination had the member),
 // the handler counts them (ShardCommand::changes). FLUSHDB and FLUSHALL count the keys they
-// removed themselves (server/key_commands.cc).
+// removed themselves (server/keyspace_commands.cc).
 #pragma once
 
 #include <cstdint>

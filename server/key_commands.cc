@@ -312,8 +312,6 @@ bool LooksLikeInteger(std::string_view v) {
 
 }  // namespace
 
-// Redis's encoding of a string: int when SET-style storage could read it as a 64-bit integer,
-// else embstr up to 44 bytes (one allocation with the object header), else raw.
 const char* TypeName(ValueType t) {
   switch (t) {
     case ValueType::kString:
@@ -332,6 +330,8 @@ const char* TypeName(ValueType t) {
   return "none";
 }
 
+// Redis's encoding of a string: int when SET-style storage could read it as a 64-bit integer,
+// else embstr up to 44 bytes (one allocation with the object header), else raw.
 const char* ObjectEncodingName(const Entry& e) {
   if (e.type() != ValueType::kString) return engine::EncodingName(&e);
   std::string_view v = e.value();

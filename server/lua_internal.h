@@ -2,8 +2,8 @@
 //
 // What the parts of LuaEngine share (lua_engine.cc: the state, the sandbox, runs and
 // redis.call; lua_values.cc: values between Lua and RESP; lua_functions.cc: FUNCTION
-// libraries; lua_protected_calls.cc): the registry's keys, the limits, and the helpers that
-// build and read Redis's {ok=...} and {err=...} tables. Not for use outside the Lua engine.
+// libraries): the registry's keys, the limits, and the helpers that build and read Redis's
+// {ok=...} and {err=...} tables. Not for use outside the Lua engine.
 #pragma once
 
 #include <chrono>

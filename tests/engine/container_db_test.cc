@@ -6,7 +6,7 @@
 // leaves the others alone; SWAPDB and CMOVE re-key the catalog and the shard's cache together
 // and the items, settings and figures follow; an item deleted by expiry is reported with the
 // database its container is in at that moment; the reclaimer serves every database.
-// The server holds every shard while it re-keys (server/container_commands.cc, key_commands.cc);
+// The server holds every shard while it re-keys (server/container_commands.cc, keyspace_commands.cc);
 // here one ItemStore stands for a shard, driven by hand with a manual time value.
 
 #include <gtest/gtest.h>
