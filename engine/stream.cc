@@ -5,6 +5,7 @@
 // are small (<= 100 entries), so that costs one short vector per node visited.
 #include "engine/stream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -22,6 +23,9 @@ namespace {
 
 constexpr uint64_t kDeletedBit = 1;
 constexpr uint64_t kSameFieldsBit = 2;
+// The header keeps two flag bits below the ms delta, so a delta of 2^62 or more (ids may jump
+// anywhere in 64 bits) is written as this escape followed by the whole delta.
+constexpr uint64_t kWideMsDelta = (uint64_t{1} << 62) - 1;
 
 uint64_t ReadVarint(const char*& p) {
   uint64_t v = 0;
@@ -70,7 +74,8 @@ void SkipTagged(const char*& p) {
 void AppendEntry(std::string* out, StreamId prev, StreamId id, bool same_fields,
                  std::span<const std::string_view> field_values) {
   uint64_t ms_delta = id.ms - prev.ms;
-  AppendVarint(out, (ms_delta << 2) | (same_fields ? kSameFieldsBit : 0));
+  AppendVarint(out, (std::min(ms_delta, kWideMsDelta) << 2) | (same_fields ? kSameFieldsBit : 0));
+  if (ms_delta >= kWideMsDelta) AppendVarint(out, ms_delta);
   AppendVarint(out, ms_delta == 0 ? id.seq - prev.seq : id.seq);
   if (same_fields) {
     for (size_t i = 1; i < field_values.size(); i += 2) AppendTagged(out, field_values[i]);
@@ -196,6 +201,7 @@ void Stream::WalkNode(const Node& node, StreamId master, bool reverse,
     size_t header_offset = static_cast<size_t>(p - begin);
     uint64_t header = ReadVarint(p);
     uint64_t ms_delta = header >> 2;
+    if (ms_delta == kWideMsDelta) ms_delta = ReadVarint(p);
     uint64_t seq = ReadVarint(p);
     StreamId id{prev.ms + ms_delta, ms_delta == 0 ? prev.seq + seq : seq};
     const char* body = p;

@@ -83,6 +83,27 @@ TEST(StreamTest, RoundTripsIntegersStringsAndOtherFields) {
   EXPECT_EQ(Contents(s, false, {1, 1}, {5, 0}).size(), 2u);
 }
 
+// Ids may jump anywhere in 64 bits inside one node: deltas of 2^62 and more take the header's
+// escape, and deleting such an entry flags the right header.
+TEST(StreamTest, RoundTripsMsJumpsPast62Bits) {
+  Stream s;
+  const uint64_t big = uint64_t{1} << 62;
+  Add(s, {1, 1}, {"a", "1"});
+  Add(s, {big - 1, 5}, {"a", "2"});
+  Add(s, {big, 0}, {"b", "3"});
+  Add(s, {UINT64_MAX, 0}, {"b", "4"});
+  Add(s, {UINT64_MAX, 7}, {"a", "5"});
+  EXPECT_EQ(s.node_count(), 1u);
+  EXPECT_TRUE(s.Delete({big, 0}));
+  Model expected = {{{1, 1}, {"a", "1"}},
+                    {{big - 1, 5}, {"a", "2"}},
+                    {{UINT64_MAX, 0}, {"b", "4"}},
+                    {{UINT64_MAX, 7}, {"a", "5"}}};
+  EXPECT_EQ(Contents(s), expected);
+  EXPECT_EQ(Contents(s, true), expected);
+  EXPECT_EQ(Contents(s, false, {big, 0}, StreamId::Max()).size(), 2u);
+}
+
 TEST(StreamTest, DeleteMarksAndDropsEmptyNodes) {
   Stream s;
   for (uint64_t i = 1; i <= 150; ++i) Add(s, {i, 0}, {"f", std::to_string(i)});
