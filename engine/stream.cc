@@ -250,8 +250,11 @@ void Stream::Range(StreamId start, StreamId end, bool reverse, const StreamEntry
   bool stop = false;
   auto visit = [&](const Node& node, StreamId master) {
     WalkNode(node, master, reverse, [&](StreamId id, bool deleted, size_t header, const char* body) {
+      // A deleted entry may lie out of order (XSETID can move the last id back below it), so
+      // it is skipped before it can end the walk, as Redis's iterator does.
+      if (deleted) return true;
       if (reverse ? id < start : id > end) return !(stop = true);
-      if (deleted || id < start || id > end) return true;
+      if (id < start || id > end) return true;
       DecodeBody(node, body, static_cast<uint8_t>(node.bytes[header]) & kSameFieldsBit, &scratch, &field_values);
       if (!fn(id, field_values)) stop = true;
       return !stop;
@@ -279,8 +282,8 @@ bool Stream::Delete(StreamId id) {
   if (id > node.last) return false;
   bool found = false;
   WalkNode(node, it->first, false, [&](StreamId at, bool deleted, size_t header, const char*) {
-    if (at < id) return true;
-    if (at == id && !deleted) {
+    if (deleted || at < id) return true;
+    if (at == id) {
       node.bytes[header] = static_cast<char>(node.bytes[header] | kDeletedBit);
       found = true;
     }
@@ -296,8 +299,9 @@ bool Stream::Delete(StreamId id) {
 size_t Stream::TrimInsideNode(Node& node, StreamId master, const StreamTrim& trim) {
   size_t dropped = 0;
   WalkNode(node, master, false, [&](StreamId id, bool deleted, size_t header, const char*) {
-    if (deleted) return true;
+    // Redis's streamTrim stops at the first id >= MINID even when that entry is deleted.
     if (trim.strategy == StreamTrim::Strategy::kMaxLen ? length_ <= trim.maxlen : id >= trim.minid) return false;
+    if (deleted) return true;
     node.bytes[header] = static_cast<char>(node.bytes[header] | kDeletedBit);
     --node.live, --length_, ++dropped;
     return true;

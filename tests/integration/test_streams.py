@@ -61,6 +61,20 @@ SCENARIOS = {
         ("XRANGE", "j", "-", "+"), ("XREVRANGE", "j", "+", "-", "COUNT", "2"),
         ("XRANGE", "j", "4611686018427387904", "+"), ("XLEN", "j"),
     ],
+    # XSETID may move the last id back below a deleted entry; later entries then lie after it
+    # in the same node, out of order, and every read, XDEL and XTRIM must look past it.
+    "xsetid_below_a_deleted_entry": [
+        ("XADD", "o", "5-1", "f", "1"), ("XADD", "o", "9-9", "f", "2"), ("XADD", "o", "7-0", "f", "x"),
+        ("XDEL", "o", "9-9"), ("XSETID", "o", "6"), ("XADD", "o", "6-*", "f", "3"), ("XADD", "o", "8-0", "f", "4"),
+        ("XRANGE", "o", "-", "+"), ("XRANGE", "o", "6", "9"), ("XREVRANGE", "o", "+", "-"),
+        ("XREVRANGE", "o", "8", "5-1", "COUNT", "1"), ("XDEL", "o", "8-0"), ("XRANGE", "o", "-", "+"),
+        ("XADD", "o", "9-0", "f", "5"), ("XTRIM", "o", "MINID", "9"), ("XRANGE", "o", "-", "+"), ("XLEN", "o"),
+        ("XADD", "p", "1-0", "f", "1"), ("XADD", "p", "18446744073709551615-18446744073709551615", "f", "2"),
+        ("XDEL", "p", "18446744073709551615-18446744073709551615"), ("XSETID", "p", "18446744073709551615"),
+        ("XADD", "p", "18446744073709551615-*", "f", "3"), ("XADD", "p", "18446744073709551615-5", "f", "4"),
+        ("XRANGE", "p", "(1", "18446744073709551615-9"), ("XDEL", "p", "18446744073709551615-5"),
+        ("XREVRANGE", "p", "+", "-"), ("XLEN", "p"),
+    ],
     "xadd_errors_change_nothing": [
         FILL, ("SET", "str", "v"),
         ("XADD", "s", "1-1", "a"), ("XADD", "s", "9-0", "a", "1", "b"), ("XADD", "s", "9-0"),
