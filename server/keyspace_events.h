@@ -45,6 +45,12 @@ enum EventClass : uint32_t {
               kEventEvicted | kEventStream | kEventModule,
 };
 
+// Or'd into an event's class for the changes Redis 7.0 publishes without signalModifiedKey,
+// which therefore leave client-side caches alone: XSETID and a stream's consumer groups and
+// consumers (XGROUP, and the consumers XREADGROUP, XCLAIM and XAUTOCLAIM create). No mask
+// holds this bit, so it never decides whether an event is published.
+inline constexpr uint32_t kEventKeepsCaches = 1u << 31;
+
 // `notify-keyspace-events` text to a mask, nullopt for a character Redis does not know.
 std::optional<uint32_t> ParseEventClasses(std::string_view classes);
 // The mask as CONFIG GET shows it ("AKE", "xK", ...).
@@ -53,7 +59,8 @@ std::string FormatEventClasses(uint32_t mask);
 class KeyspaceEvents : public engine::KeyEventListener {
  public:
   // Every change reported here also invalidates the key for client-side caching (`tracking`,
-  // server/tracking.h), whether or not its class is enabled.
+  // server/tracking.h), whether or not its class is enabled, unless it is marked
+  // kEventKeepsCaches.
   KeyspaceEvents(PubSub& pubsub, Tracking* tracking) : pubsub_(pubsub), tracking_(tracking) {}
 
   void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
@@ -101,8 +108,10 @@ class KeyspaceEvents : public engine::KeyEventListener {
     Send(event_class, event, key, db);
   }
   void Send(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db) const {
+    bool keeps_caches = (event_class & kEventKeepsCaches) != 0;
+    event_class &= ~kEventKeepsCaches;
     // A miss changes nothing, and a new key is reported by the write that made it.
-    if (event_class != kEventKeyMiss && event_class != kEventNew) {
+    if (event_class != kEventKeyMiss && event_class != kEventNew && !keeps_caches) {
       // Expiry and eviction are no client's doing (NOLOOP still hears of them).
       tracking_->KeyModified(key, event_class == kEventExpired || event_class == kEventEvicted);
     }

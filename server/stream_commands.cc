@@ -8,7 +8,7 @@
 // key up before it parses ids (a missing key answers 0 whatever the ids), XSETID parses
 // everything first. A stream is never deleted for being empty, as in Redis. Every change
 // touches the key (Db::Touch), which wakes blocked readers, except XSETID, which in Redis 7.0
-// does neither.
+// does neither and leaves client-side caches alone too.
 //
 // Request units: XADD an insert of its fields, XDEL/XTRIM a delete of the key per entry
 // removed, reads the bytes they return.
@@ -365,8 +365,8 @@ void CmdXSetId(ShardCommand& c) {
   s.SetLastId(id);
   if (entries_added != -1) s.SetEntriesAdded(static_cast<uint64_t>(entries_added));
   if (max_deleted != StreamId::Min()) s.SetMaxDeletedId(max_deleted);
-  // Redis 7.0 neither touches watchers nor wakes blocked readers for XSETID.
-  NotifyKeyspace(c, kEventStream, "xsetid", c.args[1]);
+  // Redis 7.0 neither touches watchers, wakes blocked readers nor invalidates caches for XSETID.
+  NotifyKeyspace(c, kEventStream | kEventKeepsCaches, "xsetid", c.args[1]);
   c.reply.Ok();
 }
 

@@ -84,13 +84,17 @@ bool ParseGroupId(ShardCommand& c, const Stream* s, bool strict, StreamId* id) {
   return ParseId(c.args[4], 0, strict, id, nullptr, c.reply);
 }
 
-void Notify(ShardCommand& c, std::string_view event) { NotifyKeyspace(c, kEventStream, event, c.args[2]); }
+// A group change leaves client-side caches alone, as in Redis 7.0 (kEventKeepsCaches).
+void Notify(ShardCommand& c, std::string_view event) {
+  NotifyKeyspace(c, kEventStream | kEventKeepsCaches, event, c.args[2]);
+}
 
 void XGroupCreate(ShardCommand& c, Entry* e, bool mkstream, int64_t entries_read) {
   Stream* s = e != nullptr ? &stream::Of(e) : nullptr;
   StreamId id;
   if (!ParseGroupId(c, s, true, &id)) return;
-  if (s == nullptr) {
+  bool made_stream = s == nullptr;
+  if (made_stream) {
     e = stream::Create(c.db, c.args[2], c.now_ms);
     s = &stream::Of(e);
     c.db.Touch(c.args[2]);
@@ -101,6 +105,8 @@ void XGroupCreate(ShardCommand& c, Entry* e, bool mkstream, int64_t entries_read
   it->second.entries_read = entries_read;
   c.changes = 1;  // MKSTREAM's new stream included, as Redis counts it
   c.reply.Ok();
+  // Redis signals the key only when MKSTREAM made it, and so invalidates caches only then.
+  if (made_stream) return NotifyKeyspace(c, kEventStream, "xgroup-create", c.args[2]);
   Notify(c, "xgroup-create");
 }
 
@@ -337,7 +343,7 @@ void ClaimingConsumer(ShardCommand& c, StreamGroup& group, bool* seen, uint64_t*
   if (*seen) return;
   *seen = true;
   if (group.AddConsumer(c.args[3], c.now_ms)) {
-    NotifyKeyspace(c, kEventStream, "xgroup-createconsumer", c.args[1]);
+    NotifyKeyspace(c, kEventStream | kEventKeepsCaches, "xgroup-createconsumer", c.args[1]);
     ++*changes;
   }
   group.consumers.find(c.args[3])->second.seen_time_ms = c.now_ms;

@@ -365,6 +365,24 @@ SCENARIOS = {
         (0, "CONFIG", "SET", "tracking-table-max-keys", "-1"), (0, "CONFIG", "SET", "tracking-table-max-keys", "abc"),
         (0, "CONFIG", "GET", "tracking-table-max-keys"),
     ], (0,)),
+    # Redis 7.0 publishes these stream changes without signalModifiedKey, so a cached XRANGE
+    # stays valid through them; XGROUP CREATE ... MKSTREAM that makes the stream does
+    # invalidate, and so does XADD.
+    "stream_groups_and_xsetid_keep_caches": ([
+        (0, "CLIENT", "TRACKING", "on"), (1, "XADD", "x", "1-1", "f", "v"), (1, "XADD", "x", "2-1", "f", "w"),
+        (0, "XRANGE", "x", "-", "+"), (0, "XLEN", "x"),
+        (1, "XSETID", "x", "5-0"), (1, "XSETID", "x", "9-0", "ENTRIESADDED", "7", "MAXDELETEDID", "3-0"),
+        (1, "XGROUP", "CREATE", "x", "g", "0"), (1, "XGROUP", "SETID", "x", "g", "1-1"),
+        (1, "XGROUP", "CREATECONSUMER", "x", "g", "c1"), (1, "XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
+        (1, "XCLAIM", "x", "g", "c3", "0", "2-1"), (1, "XAUTOCLAIM", "x", "g", "c4", "0", "0", "JUSTID"),
+        (1, "XACK", "x", "g", "2-1"), (1, "XGROUP", "DELCONSUMER", "x", "g", "c2"), (1, "XGROUP", "DESTROY", "x", "g"),
+        (1, "MULTI"), (1, "XGROUP", "CREATE", "x", "g2", "$"), (1, "XSETID", "x", "10-0"), (1, "EXEC"),
+        (1, "EVAL", "redis.call('xgroup','create',KEYS[1],'g3','0') return redis.call('xsetid',KEYS[1],'11-0')", "1", "x"),
+        (0, "XINFO", "STREAM", "x"),
+        (1, "XADD", "x", "12-0", "f", "v"),
+        (0, "XLEN", "y"), (1, "XGROUP", "CREATE", "y", "g", "$", "MKSTREAM"),
+        (0, "XLEN", "y"), (1, "XGROUP", "CREATE", "y", "g2", "$", "MKSTREAM"), (1, "DEL", "y"),
+    ], (0,)),
     "reset_turns_tracking_off": ([
         (0, "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "r"), (0, "RESET"), (0, "HELLO", "3"), TI(0),
         (1, "SET", "r1", "x"), (0, "CLIENT", "TRACKING", "on"), (0, "GET", "k"), (0, "RESET"), (0, "HELLO", "3"),
