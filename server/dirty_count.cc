@@ -73,6 +73,9 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"zadd", Rule::kByHandler},          {"smove", Rule::kByHandler},
       {"zincrby", Rule::kByHandler},       {"ltrim", Rule::kByHandler},
       {"bitfield", Rule::kByHandler},      {"getset", Rule::kAlwaysOne},
+      {"hexpire", Rule::kByHandler},       {"hpexpire", Rule::kByHandler},
+      {"hexpireat", Rule::kByHandler},     {"hpexpireat", Rule::kByHandler},
+      {"hpersist", Rule::kByHandler},
   };
   return rules;
 }

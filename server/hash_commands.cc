@@ -407,15 +407,17 @@ void HExpireGeneric(ShardCommand& c, const char* name, TimeUnit unit, bool absol
   if (!ParseFields(c, at, &first)) return;
   c.reply.ArrayHeader(c.args.size() - first);
   engine::CollectionLimits limits = c.server.collection_limits();
-  bool changed = false, deleted = false;
+  bool deleted = false;
+  uint64_t changed = 0;  // one change per field given a deadline or deleted, as Redis 7.4 counts
   for (size_t i = first; i < c.args.size(); ++i) {
     int result = e ? hash::SetFieldDeadline(c.db, e, c.args[i], deadline, cond, c.now_ms, limits) : -2;
-    changed |= result > 0;
+    changed += result > 0 ? 1 : 0;
     deleted |= result == 2;
     c.charge.Add(result > 0 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
     c.reply.Integer(result);
   }
-  if (changed) {
+  c.changes = changed;
+  if (changed > 0) {
     c.db.Touch(c.args[1]);
     // Redis 7.4 reports one event per command: `hdel` when a deadline already past deleted
     // fields (and `del` if that emptied the hash), else `hexpire`.
@@ -467,14 +469,15 @@ void CmdHPersist(ShardCommand& c) {
   size_t first = 0;
   if (!ParseFields(c, 2, &first)) return;
   c.reply.ArrayHeader(c.args.size() - first);
-  bool changed = false;
+  uint64_t changed = 0;  // one change per field made persistent
   for (size_t i = first; i < c.args.size(); ++i) {
     int result = e ? hash::PersistField(e, c.args[i]) : -2;
-    changed |= result == 1;
+    changed += result == 1 ? 1 : 0;
     c.charge.Add(result == 1 ? engine::RuOp::kReplace : engine::RuOp::kRead, c.args[i].size());
     c.reply.Integer(result);
   }
-  if (changed) {
+  c.changes = changed;
+  if (changed > 0) {
     c.db.Touch(c.args[1]);
     NotifyKeyspace(c, kEventHash, "hpersist", c.args[1]);
   }

@@ -301,3 +301,22 @@ def test_a_blocked_xreadgroup_counts_only_the_consumer_it_creates(connect):
         writer.call("XADD", "x", "*", "f", "v")
         assert len(reader.read_reply()) == 1
         assert changes(writer) - before == expected  # the XADD, and the consumer created
+
+
+@pytest.mark.lapse_only
+def test_field_ttl_commands_count_the_fields_they_change(raw):
+    # HEXPIRE and HPERSIST come from Redis 7.4, which counts one change per field given a
+    # deadline, deleted by one in the past, or made persistent, and none when nothing changed.
+    raw.call("HSET", "h", "a", "1", "b", "2", "c", "3")
+    before = changes(raw)
+    assert raw.call("HPERSIST", "h", "FIELDS", "2", "a", "nosuch") == [-1, -2]
+    assert raw.call("HEXPIRE", "nosuch", "100", "FIELDS", "1", "a") == [-2]
+    assert raw.call("HEXPIRE", "h", "100", "XX", "FIELDS", "1", "a") == [0]
+    assert changes(raw) == before
+    assert raw.call("HEXPIRE", "h", "100", "FIELDS", "3", "a", "b", "x") == [1, 1, -2]
+    assert changes(raw) - before == 2
+    assert raw.call("HPERSIST", "h", "FIELDS", "3", "a", "b", "c") == [1, 1, -1]
+    assert changes(raw) - before == 4
+    assert raw.call("HPEXPIREAT", "h", "1", "FIELDS", "2", "a", "c") == [2, 2]
+    assert raw.call("HKEYS", "h") == [b"b"]
+    assert changes(raw) - before == 6
