@@ -331,6 +331,7 @@ Db::TtlSample Db::SampleTtls(int64_t now_ms) const {
 
 void Db::Clear() {
   TouchAllWatched(nullptr, 0);
+  SignalStoredBlocked();
   table_.RetireToSnapshot();  // a running save frees what it has still to write, in its walk
   table_.Clear();
   wheel_.Clear();
@@ -339,6 +340,7 @@ void Db::Clear() {
 
 KvTable Db::TakeTable() {
   TouchAllWatched(nullptr, 0);
+  SignalStoredBlocked();
   table_.RetireToSnapshot();
   KvTable taken = table_.TakeEntries();
   wheel_.Clear();
@@ -422,6 +424,12 @@ std::vector<ReadyKey>& ReadyKeys() {
 
 void Db::SignalReady(std::string_view key) {
   if (blocked_.find(key) != blocked_.end()) ReadyKeys().push_back({shard_, index_, std::string(key)});
+}
+
+void Db::SignalStoredBlocked() {
+  for (const auto& [key, clients] : blocked_) {
+    if (Stored(key)) ReadyKeys().push_back({shard_, index_, key});
+  }
 }
 
 void Db::AddBlocked(std::string_view key) {

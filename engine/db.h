@@ -226,6 +226,9 @@ class Db {
   void DestroyExpired(Entry* e);
   void TouchWatchers(std::string_view key);
   void SignalReady(std::string_view key);
+  // Before a flush: the blocked keys it deletes are ready (a group reader learns its stream
+  // is gone).
+  void SignalStoredBlocked();
   void Track(const Entry* e, uint64_t hash);
   void Untrack(const Entry* e);
   // Whether a key of this hash being created has no read history but the miss that led to

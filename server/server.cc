@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "protocol/errors.h"
+#include "server/blocking.h"
 #include "server/connection.h"
 #include "server/log_level.h"
 #include "server/script_undo.h"
@@ -69,6 +70,7 @@ Server::Server(Config& config, engine::Clock& clock)
   // Reclamation of items spends request units: on a provisioned budget only what users left
   // of the current second; serverless, it is never held back but billed at the delete rate.
   shards_->set_latency_monitor(&latency_);
+  shards_->set_ready_keys_server([this] { ServeReadyKeys(*this); });
   shards_->set_item_admission([this](const engine::Item& item, int64_t now_ms) {
     double ru = engine::RuCharge(engine::RuOp::kDelete, item.Bytes());
     engine::ContainerInfo& info = *item.part->info;

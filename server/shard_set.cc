@@ -213,7 +213,9 @@ awaitable<void> ShardSet::ReclaimLoop(size_t thread) {
     bool any_due = false;
     for (uint32_t id : owned) {
       auto slice_start = std::chrono::steady_clock::now();
-      if (!ReclaimShardSlice(id)) continue;
+      bool due = ReclaimShardSlice(id);
+      if (!engine::ReadyKeys().empty() && serve_ready_keys_) [[unlikely]] serve_ready_keys_();
+      if (!due) continue;
       any_due = true;
       // The thread's clients get twice the slice before the next one.
       timer.expires_after((std::chrono::steady_clock::now() - slice_start) * kRestPerSlice);

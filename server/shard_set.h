@@ -265,6 +265,10 @@ class ShardSet {
   void set_item_admission(ItemAdmission admit) { admit_ = std::move(admit); }
   // Where background reclamation reports its slow slices (LATENCY); set before Start.
   void set_latency_monitor(LatencyMonitor* latency) { latency_ = latency; }
+  // Serves the clients blocked on keys a reclaim slice deleted (engine::ReadyKeys), on the
+  // slice's thread once it has let go of the shard: a group reader whose stream expired is
+  // told at once, as Redis's active expiry tells it. Set before Start.
+  void set_ready_keys_server(std::function<void()> serve) { serve_ready_keys_ = std::move(serve); }
 
   // Holding the db's shard: deletes keys of `db` due at or before now_ms for at most one
   // reclaim slice. True when none is left. Commands that need an exact count (DBSIZE) loop
@@ -341,6 +345,7 @@ class ShardSet {
   std::atomic<bool> stopping_{false};
   ItemAdmission admit_ = [](const engine::Item&, int64_t) { return true; };
   LatencyMonitor* latency_ = nullptr;
+  std::function<void()> serve_ready_keys_;
 };
 
 }  // namespace lapse::server

@@ -205,7 +205,14 @@ ServeFn ServeBlockedRead(std::map<std::string, StreamId, std::less<>> after, XRe
   return [after = std::move(after), a, group_name, consumer, first_try = true](ServeAttempt& at) mutable {
     bool initial = std::exchange(first_try, false);
     Entry* e = at.db.Find(at.key, at.now_ms);
-    if (e == nullptr || e->type() != ValueType::kStream) return ServeResult::kNotReady;
+    if (e == nullptr || e->type() != ValueType::kStream) {
+      // A group reader whose stream is deleted or replaced can never be served (its group went
+      // with it), so it is told at once, as Redis's unblockDeletedStreamReadgroupClients does.
+      if (!a.grouped || initial) return ServeResult::kNotReady;
+      if (!at.Claim()) return ServeResult::kClaimLost;
+      at.Reply().Error("UNBLOCKED the stream key no longer exists");
+      return ServeResult::kServed;
+    }
     Stream& s = stream::Of(e);
     StreamGroup* group = a.grouped ? s.FindGroup(group_name) : nullptr;
     if (a.grouped && group == nullptr) {

@@ -512,6 +512,56 @@ def test_blocked_xreadgroup_woken_by_xadd_on_another_shard(connect):
     assert readers[2].read_reply() == E("NOGROUP the consumer group this client was blocked on no longer exists")
 
 
+# The ways a blocked group reader's stream can go. Redis 7.0 tells such a reader at once
+# (unblockDeletedStreamReadgroupClients), since its group went with the stream; a plain XREAD
+# reader keeps waiting for the key to come back.
+STREAM_GONE = {
+    "del": [("DEL", "s")],
+    "unlink": [("UNLINK", "s")],
+    "set_over_it": [("SET", "s", "x")],
+    "copy_a_list_over_it": [("RPUSH", "l", "a"), ("COPY", "l", "s", "REPLACE")],
+    "renamed_away": [("RENAME", "s", "s2")],
+    "renamed_over": [("SET", "str", "x"), ("RENAME", "str", "s")],
+    "moved": [("MOVE", "s", "1")],
+    "swapdb": [("SWAPDB", "0", "1")],
+    "flushdb": [("FLUSHDB",)],
+    "flushall_async": [("FLUSHALL", "ASYNC")],
+    "transaction": [("MULTI",), ("DEL", "s"), ("XADD", "s", "7-0", "f", "v"), ("DEL", "s"), ("EXEC",)],
+    "expired_in_the_background": [("PEXPIRE", "s", "100")],
+}
+
+
+@pytest.mark.parametrize("gone", list(STREAM_GONE))
+def test_blocked_xreadgroup_told_when_its_stream_goes(connect, gone):
+    group_reader, reader, writer = connect(), connect(), connect()
+    writer.call("XADD", "s", "1-1", "f", "v")
+    writer.call("XGROUP", "CREATE", "s", "g", "$")
+    group_reader.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(writer, 1)
+    reader.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(writer, 2)
+    for command in STREAM_GONE[gone]:
+        assert not isinstance(writer.call(*command), E), command
+    # In the expiry case nothing else runs: the background reclaimer's deletion alone tells.
+    assert group_reader.read_reply() == E("UNBLOCKED the stream key no longer exists")
+    assert blocked_clients(writer) == 1
+    writer.call("DEL", "s")
+    writer.call("XADD", "s", "9-9", "back", "1")
+    assert reader.read_reply() == [[b"s", [[b"9-9", [b"back", b"1"]]]]]
+
+
+def test_a_stream_recreated_in_the_same_transaction_tells_nogroup(connect):
+    group_reader, writer = connect(), connect()
+    writer.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    group_reader.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(writer, 1)
+    writer.call("MULTI")
+    writer.call("DEL", "s")
+    writer.call("XADD", "s", "5-5", "f", "v")
+    assert writer.call("EXEC") == [1, b"5-5"]
+    assert group_reader.read_reply() == E("NOGROUP the consumer group this client was blocked on no longer exists")
+
+
 def test_blocked_xreadgroup_noack_times_out(connect):
     reader = connect()
     reader.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
