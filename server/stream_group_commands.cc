@@ -84,10 +84,7 @@ bool ParseGroupId(ShardCommand& c, const Stream* s, bool strict, StreamId* id) {
   return ParseId(c.args[4], 0, strict, id, nullptr, c.reply);
 }
 
-// A group change leaves client-side caches alone, as in Redis 7.0 (kEventKeepsCaches).
-void Notify(ShardCommand& c, std::string_view event) {
-  NotifyKeyspace(c, kEventStream | kEventKeepsCaches, event, c.args[2]);
-}
+void Notify(ShardCommand& c, std::string_view event) { NotifyKeyspace(c, kStreamGroupEvent, event, c.args[2]); }
 
 void XGroupCreate(ShardCommand& c, Entry* e, bool mkstream, int64_t entries_read) {
   Stream* s = e != nullptr ? &stream::Of(e) : nullptr;
@@ -343,7 +340,7 @@ void ClaimingConsumer(ShardCommand& c, StreamGroup& group, bool* seen, uint64_t*
   if (*seen) return;
   *seen = true;
   if (group.AddConsumer(c.args[3], c.now_ms)) {
-    NotifyKeyspace(c, kEventStream | kEventKeepsCaches, "xgroup-createconsumer", c.args[1]);
+    NotifyKeyspace(c, kStreamGroupEvent, "xgroup-createconsumer", c.args[1]);
     ++*changes;
   }
   group.consumers.find(c.args[3])->second.seen_time_ms = c.now_ms;

@@ -151,7 +151,7 @@ void ReplyStream(protocol::ReplyWriter& reply, std::string_view key, const Strea
 bool SeeConsumer(const Server& server, uint32_t db, std::string_view key, StreamGroup& group,
                  std::string_view consumer, int64_t now) {
   bool created = group.AddConsumer(consumer, now);
-  if (created) server.keyspace_events().Notify(kEventStream | kEventKeepsCaches, "xgroup-createconsumer", key, db);
+  if (created) server.keyspace_events().Notify(kStreamGroupEvent, "xgroup-createconsumer", key, db);
   group.consumers.find(consumer)->second.seen_time_ms = now;
   return created;
 }

@@ -13,8 +13,14 @@
 #include "engine/stream.h"
 #include "protocol/reply_writer.h"
 #include "server/command_table.h"
+#include "server/keyspace_events.h"
 
 namespace lapse::server {
+
+// The class of a consumer-group event (XGROUP, and the consumers XREADGROUP, XCLAIM and
+// XAUTOCLAIM create): Redis 7.0 publishes it without signalModifiedKey, so it leaves
+// client-side caches alone.
+inline constexpr uint32_t kStreamGroupEvent = kEventStream | kEventKeepsCaches;
 
 inline constexpr std::string_view kInvalidStreamId = "ERR Invalid stream ID specified as stream command argument";
 
