@@ -323,6 +323,7 @@ awaitable<void> BlockOn(ConnCommand& c, BlockRequest request) {
   switch (client->outcome) {
     case BlockedClient::Outcome::kServed:
       c.charge.ru += client->ru;
+      if (request.woken_pop_uncounted) c.changes = 0;
       // Its pop was logged by the thread that served it: durable before this reply leaves.
       server.aof().CoverEverythingLogged();
       c.reply.buffer()->append(client->reply);

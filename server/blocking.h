@@ -119,6 +119,10 @@ struct BlockRequest {
   // What it answers when it may not block and nothing serves it: a null array (BLPOP), or,
   // with this set, a null bulk (BLMOVE). A timeout always answers a null array.
   bool null_bulk_at_once = false;
+  // Redis 7.0's serveClientBlockedOnList pops for a woken BLPOP, BRPOP, BLMOVE or BRPOPLPUSH
+  // without raising server.dirty, so such a pop counts no change toward `save` rules; served
+  // at once, it counts as any pop does. BLMPOP's woken pop does count.
+  bool woken_pop_uncounted = false;
 };
 
 // The wait queues, one map per shard; each is only touched holding its shard.

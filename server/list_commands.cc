@@ -538,6 +538,7 @@ awaitable<void> BlockingPop(ConnCommand& c, End end) {
   request.keys.assign(c.args.begin() + 1, c.args.end() - 1);
   request.timeout_ms = timeout;
   request.serve = ServePop(end);
+  request.woken_pop_uncounted = true;
   return BlockOn(c, std::move(request));
 }
 
@@ -553,6 +554,7 @@ awaitable<void> BlockingMove(ConnCommand& c, End from, End to, std::string_view 
   request.timeout_ms = timeout;
   request.serve = ServeMove(c.args[2], from, to);
   request.null_bulk_at_once = true;
+  request.woken_pop_uncounted = true;
   return BlockOn(c, std::move(request));
 }
 

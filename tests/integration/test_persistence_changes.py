@@ -303,6 +303,31 @@ def test_a_blocked_xreadgroup_counts_only_the_consumer_it_creates(connect):
         assert changes(writer) - before == expected  # the XADD, and the consumer created
 
 
+# Redis 7.0's serveClientBlockedOnList pops for a woken BLPOP, BRPOP, BLMOVE or BRPOPLPUSH
+# without counting a change; BLMPOP's woken pop counts one per element, and any blocking pop
+# served at once counts as the plain pop does.
+@pytest.mark.parametrize("command, woken, at_once", [
+    (["BLPOP", "l", "0"], 0, 1),
+    (["BRPOP", "l", "0"], 0, 1),
+    (["BLMOVE", "l", "d", "LEFT", "RIGHT", "0"], 0, 1),
+    (["BRPOPLPUSH", "l", "d", "0"], 0, 1),
+    (["BLMPOP", "0", "1", "l", "LEFT", "COUNT", "2"], 2, 2),
+])
+def test_a_woken_blocking_pop_counts_as_redis_counts_it(connect, command, woken, at_once):
+    from lapse_harness import wait_blocked
+    writer, reader = connect(), connect()
+    before = changes(writer)
+    reader.send(*command)
+    wait_blocked(writer, 1)
+    writer.call("RPUSH", "l", "a", "b")
+    assert reader.read_reply() is not None
+    assert changes(writer) - before == 2 + woken  # the two pushed, and what the pop counts
+    writer.call("RPUSH", "l", "c", "d")
+    before = changes(writer)
+    assert reader.call(*command) is not None
+    assert changes(writer) - before == at_once
+
+
 @pytest.mark.lapse_only
 def test_field_ttl_commands_count_the_fields_they_change(raw):
     # HEXPIRE and HPERSIST come from Redis 7.4, which counts one change per field given a
