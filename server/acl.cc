@@ -173,6 +173,9 @@ std::optional<AclDenial> CheckSelector(const AclSelector& selector, const Comman
   }
   if (!selector.all_keys) {
     for (size_t at : targets.keys()) {
+      // redis.acl_check_cmd checks a command whatever its arity, so a finder may name a key
+      // past the arguments given (SORT_RO alone); Redis would read past argv there.
+      if (at >= args.size()) continue;
       if (!KeyAllowed(selector, args[at], targets.needed(at))) {
         return AclDenial{AclDenial::kKey, std::string(args[at]), at};
       }
@@ -181,6 +184,7 @@ std::optional<AclDenial> CheckSelector(const AclSelector& selector, const Comman
   if (!selector.all_channels && (spec.flags & kPubSub)) {
     bool patterns = false;
     for (size_t at : targets.channels(&patterns)) {
+      if (at >= args.size()) continue;
       if (!ChannelAllowed(selector, args[at], patterns)) return AclDenial{AclDenial::kChannel, std::string(args[at]), at};
     }
   }

@@ -122,6 +122,8 @@ int64_t LenientInt(std::string_view s) {
 // `store_at` (0: none), after them. No key when the count is out of range.
 std::vector<FoundKey> CountedKeys(Args args, size_t store_at, size_t count_at, size_t first, size_t step) {
   std::vector<FoundKey> keys;
+  // redis.acl_check_cmd finds keys whatever the arity: a count may be missing.
+  if (count_at >= args.size() || first >= args.size()) return keys;
   int64_t n = LenientInt(args[count_at]);
   if (n < 1 || n > static_cast<int64_t>((args.size() - first) / step)) return keys;
   for (int64_t i = 0; i < n; ++i) keys.push_back({first + static_cast<size_t>(i) * step, {}});

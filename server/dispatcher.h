@@ -67,6 +67,9 @@ class Dispatcher {
   // appendfsync always wants the thread's other clients to run first (then co_await it).
   bool MakeLogDurableAtOnce();
 
+  // redis.acl_check_cmd: whether this client's user may run `args`, whatever their number;
+  // nullopt for an unknown command or subcommand.
+  std::optional<bool> AclAllowsForScript(const std::vector<std::string_view>& args);
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
                                    protocol::RespVersion resp, std::string* out);
 

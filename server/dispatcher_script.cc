@@ -100,6 +100,20 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   return ScriptHost::Refusal::kNone;
 }
 
+std::optional<bool> Dispatcher::AclAllowsForScript(const std::vector<std::string_view>& args) {
+  // As Redis's lookupCommand: a command with subcommands names one, or stands alone.
+  const CommandSpec* spec = server_.commands().Find(args[0]);
+  if (spec == nullptr) return std::nullopt;
+  uint32_t stat_id = spec->stat_id;
+  if (!spec->subcommands.empty() && args.size() > 1) {
+    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
+    if (sub == nullptr) return std::nullopt;
+    stat_id = sub->stat_id;
+  }
+  if (!session_.info->acl_restricted.load(std::memory_order_relaxed)) return true;
+  return !AclDenies(*spec, stat_id, args).has_value();
+}
+
 ScriptHost::Refusal Dispatcher::CountScriptRefusal(ScriptHost::Refusal refusal, const CommandSpec* spec,
                                                    uint32_t stat_id) {
   // As Redis's scriptCall: the refusal counts at once as an error (every refusal's text but

@@ -59,7 +59,7 @@ constexpr int kGcPeriod = 50;
 // The sandbox raises its errors from C functions, as Redis does: the error then names the
 // script's line ("user_script:1: ..."), and the handler skips the C frame to find it.
 constexpr const char* kPrelude = R"lua(
-local global_error, readonly_error, version, version_num = ...
+local global_error, readonly_error, version, version_num, functions_mode = ...
 local dbg = debug
 local function bad_arguments() return {err='ERR wrong number or type of arguments'} end
 -- As Redis 7.0's luaPushErrorBuff: "-CODE message" keeps its code, a message with no space
@@ -81,8 +81,12 @@ redis.status_reply = function(...)
   if select('#', ...) ~= 1 or type(s) ~= 'string' then return bad_arguments() end
   return {ok=s}
 end
-redis.set_repl = function() end
-redis.replicate_commands = function() return true end
+if not functions_mode then
+  redis.replicate_commands = function() return true end
+  -- What Redis answers while its Lua debugger (SCRIPT DEBUG, which lapse lacks) is off.
+  redis.breakpoint = function() return false end
+  redis.debug = function() end
+end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
@@ -96,15 +100,18 @@ local handler = function(err)
   end
   return err
 end
+local originals = setmetatable({}, {__mode = 'k'})  -- read-only proxy -> its library
 local function readonly(t)
-  return setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
+  local proxy = setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
+  originals[proxy] = t
+  return proxy
 end
 for _, name in ipairs({'redis', 'string', 'math', 'table', 'cjson', 'bit', 'cmsgpack', 'struct', 'coroutine'}) do
   if rawget(_G, name) then rawset(_G, name, readonly(rawget(_G, name))) end
 end
 debug = nil
 setmetatable(_G, {__index = global_error, __newindex = readonly_error, __metatable = false})
-return handler
+return handler, originals
 )lua";
 
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
@@ -171,7 +178,8 @@ LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstat
   lua_call(L, 0, 1);
   lua_setglobal(L, "struct");
   InstallProtectedCalls();
-  for (const char* removed : {"loadfile", "dofile"}) {
+  // Redis 7.0.15 lets scripts have only the base functions on its allow list.
+  for (const char* removed : {"loadfile", "dofile", "print", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, removed);
   }
@@ -183,7 +191,10 @@ LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstat
 
   lua_newtable(L);
   const std::pair<const char*, lua_CFunction> functions[] = {
-      {"call", RedisCall}, {"pcall", RedisPcall}, {"setresp", RedisSetResp}, {"sha1hex", RedisSha1Hex}, {"log", RedisLog}};
+      {"call", RedisCall},          {"pcall", RedisPcall},
+      {"setresp", RedisSetResp},    {"sha1hex", RedisSha1Hex},
+      {"log", RedisLog},            {"acl_check_cmd", RedisAclCheckCmd},
+      {"set_repl", RedisSetRepl}};
   for (const auto& [name, fn] : functions) {
     lua_pushcfunction(L, fn);
     lua_setfield(L, -2, name);
@@ -196,12 +207,22 @@ LuaEngine::LuaEngine(Mode mode, std::atomic<int64_t>* vm_bytes) : L_(lua_newstat
     lua_pushcfunction(L, ReadonlyTableError);
     lua_pushstring(L, kRedisVersion);
     lua_pushnumber(L, kRedisVersionNum);
+    lua_pushboolean(L, mode == Mode::kFunctions);
   }
-  if (!loaded || lua_pcall(L, 4, 1, 0) != 0) {
+  if (!loaded || lua_pcall(L, 5, 2, 0) != 0) {
     spdlog::critical("Lua prelude failed: {}", lua_tostring(L, -1));
     std::abort();
   }
+  lua_setfield(L, LUA_REGISTRYINDEX, kReadonlyOriginalsKey);
   lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  for (const char* name : {"pairs", "ipairs", "next", "rawget"}) {
+    lua_pushstring(L, name);
+    lua_pushstring(L, name);
+    lua_rawget(L, LUA_GLOBALSINDEX);
+    lua_pushboolean(L, std::string_view(name) == "rawget");
+    lua_pushcclosure(L, ReadonlyAwareTableFunction, 2);
+    lua_rawset(L, LUA_GLOBALSINDEX);
+  }
   if (mode == Mode::kFunctions) SetUpFunctions();
 }
 
@@ -345,66 +366,70 @@ std::string LuaEngine::ErrorLocation(lua_State* co) {
   return " script: " + label_ + ", on " + ar.source + ":" + std::to_string(ar.currentline) + ".";
 }
 
+const char* LuaEngine::CommandArguments(lua_State* L, std::vector<std::string>& numbers,
+                                        std::vector<std::string_view>& args) {
+  int argc = lua_gettop(L);
+  if (argc == 0) return "ERR Please specify at least one argument for this redis lib call";
+  numbers.reserve(static_cast<size_t>(argc));  // so that the views into it stay valid
+  args.reserve(static_cast<size_t>(argc));
+  for (int i = 1; i <= argc; ++i) {
+    int type = lua_type(L, i);
+    if (type == LUA_TSTRING) {
+      size_t n = 0;
+      const char* s = lua_tolstring(L, i, &n);
+      args.emplace_back(s, n);
+    } else if (type == LUA_TNUMBER) {
+      numbers.push_back(NumberArgument(lua_tonumber(L, i)));
+      args.emplace_back(numbers.back());
+    } else {
+      args.clear();
+      return "ERR Lua redis lib command arguments must be strings or integers";
+    }
+  }
+  return nullptr;
+}
+
 int LuaEngine::Call(lua_State* L, bool raise) {
   const char* refusal_text = nullptr;
   bool refused_by_host = false;
   std::string acl_refusal;  // outlives the block: refusal_text may point into it
   {
-    int argc = lua_gettop(L);
-    if (argc == 0) {
-      refusal_text = "ERR Please specify at least one argument for this redis lib call";
-    } else {
-      std::vector<std::string> numbers;  // text of number arguments; reserved so views stay valid
-      numbers.reserve(static_cast<size_t>(argc));
-      std::vector<std::string_view> args;
-      args.reserve(static_cast<size_t>(argc));
-      for (int i = 1; i <= argc && refusal_text == nullptr; ++i) {
-        int type = lua_type(L, i);
-        if (type == LUA_TSTRING) {
-          size_t n = 0;
-          const char* s = lua_tolstring(L, i, &n);
-          args.emplace_back(s, n);
-        } else if (type == LUA_TNUMBER) {
-          numbers.push_back(NumberArgument(lua_tonumber(L, i)));
-          args.emplace_back(numbers.back());
-        } else {
-          refusal_text = "ERR Lua redis lib command arguments must be strings or integers";
-        }
-      }
-      if (restart_) {
-        refusal_text = kRestartText;
-      } else if (refusal_text == nullptr) {
-        std::string out;
-        ScriptHost::Refusal refusal = host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out);
-        refused_by_host = refusal != ScriptHost::Refusal::kNone;
-        switch (refusal) {
-          case ScriptHost::Refusal::kNone:
-            PushReply(L, out);
-            break;
-          case ScriptHost::Refusal::kUnknownCommand:
-            refusal_text = "ERR Unknown Redis command called from script";
-            break;
-          case ScriptHost::Refusal::kWrongArity:
-            refusal_text = "ERR Wrong number of args calling Redis command from script";
-            break;
-          case ScriptHost::Refusal::kNotAllowed:
-            refusal_text = "ERR This Redis command is not allowed from script";
-            break;
-          case ScriptHost::Refusal::kWriteInReadOnly:
-            refusal_text = "ERR Write commands are not allowed from read-only scripts.";
-            break;
-          case ScriptHost::Refusal::kOom:
-            refusal_text = "OOM command not allowed when used memory > 'maxmemory'.";
-            break;
-          case ScriptHost::Refusal::kRestart:
-            restart_ = true;
-            refusal_text = kRestartText;
-            break;
-          case ScriptHost::Refusal::kNoPermission:
-            acl_refusal = std::move(out);
-            refusal_text = acl_refusal.c_str();
-            break;
-        }
+    std::vector<std::string> numbers;
+    std::vector<std::string_view> args;
+    refusal_text = CommandArguments(L, numbers, args);
+    if (restart_) {
+      refusal_text = kRestartText;
+    } else if (refusal_text == nullptr) {
+      std::string out;
+      ScriptHost::Refusal refusal = host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out);
+      refused_by_host = refusal != ScriptHost::Refusal::kNone;
+      switch (refusal) {
+        case ScriptHost::Refusal::kNone:
+          PushReply(L, out);
+          break;
+        case ScriptHost::Refusal::kUnknownCommand:
+          refusal_text = "ERR Unknown Redis command called from script";
+          break;
+        case ScriptHost::Refusal::kWrongArity:
+          refusal_text = "ERR Wrong number of args calling Redis command from script";
+          break;
+        case ScriptHost::Refusal::kNotAllowed:
+          refusal_text = "ERR This Redis command is not allowed from script";
+          break;
+        case ScriptHost::Refusal::kWriteInReadOnly:
+          refusal_text = "ERR Write commands are not allowed from read-only scripts.";
+          break;
+        case ScriptHost::Refusal::kOom:
+          refusal_text = "OOM command not allowed when used memory > 'maxmemory'.";
+          break;
+        case ScriptHost::Refusal::kRestart:
+          restart_ = true;
+          refusal_text = kRestartText;
+          break;
+        case ScriptHost::Refusal::kNoPermission:
+          acl_refusal = std::move(out);
+          refusal_text = acl_refusal.c_str();
+          break;
       }
     }
   }
@@ -533,5 +558,62 @@ int LuaEngine::RedisLog(lua_State* L) {
   return 0;
 }
 
+int LuaEngine::RedisAclCheckCmd(lua_State* L) {
+  LuaEngine& self = Self(L);
+  const char* error = nullptr;
+  bool allowed = false;
+  if (self.host_ == nullptr) {
+    error = "ERR redis.acl_check_cmd can only be called inside a script invocation";
+  } else {
+    // Destroyed before an error is raised: lua_error does not unwind C++ frames.
+    std::vector<std::string> numbers;
+    std::vector<std::string_view> args;
+    error = CommandArguments(L, numbers, args);
+    if (error == nullptr) {
+      std::optional<bool> verdict = self.host_->AclAllows(args);
+      if (!verdict) error = "ERR Invalid command passed to redis.acl_check_cmd()";
+      allowed = verdict.value_or(false);
+    }
+  }
+  if (error != nullptr) return RaiseError(L, error);
+  lua_pushboolean(L, allowed);
+  return 1;
+}
+
+// lapse keeps no replicas, and logs a script's writes to the AOF whatever the flags say
+// (see the README's list of known differences); the arguments are checked as Redis does.
+int LuaEngine::RedisSetRepl(lua_State* L) {
+  // Redis 7.0.15's text says two arguments where it wants one.
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.set_repl() requires two arguments.");
+  // Redis truncates the number to an int: REPL_NONE (0) to REPL_ALL (3) are valid.
+  double flags = lua_tonumber(L, 1);
+  if (!(flags > -1 && flags < 4)) {
+    return RaiseError(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  }
+  return 0;
+}
+
+// Redis 7.0 marks its library tables read-only inside Lua itself, so a script can still
+// walk them (pairs(string), next(redis)). lapse's read-only tables are empty proxies, so the
+// functions that read a table raw are wrapped to read the library behind a proxy instead.
+// Upvalues: the original function, and whether it needs a second argument (rawget).
+int LuaEngine::ReadonlyAwareTableFunction(lua_State* L) {
+  // Checked here, so that an error names the function the script called.
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_toboolean(L, lua_upvalueindex(2))) luaL_checkany(L, 2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kReadonlyOriginalsKey);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  if (lua_istable(L, -1)) {
+    lua_replace(L, 1);
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
 
 }  // namespace lapse::server

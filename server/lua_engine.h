@@ -3,9 +3,11 @@
 // Lua 5.1 scripting as Redis 7.0 has it: one Lua state per event-loop thread (a script runs
 // on its client's thread, and threads run scripts at the same time on different shards'
 // data), the `redis` library (call, pcall, error_reply, status_reply, sha1hex, log,
-// setresp, set_repl, replicate_commands), KEYS and ARGV, cjson and bit from Debian's
-// packages, cmsgpack and struct (server/lua_libraries.h), and Redis's sandbox: no os, io, loadfile or dofile, globals read-only, library
-// tables read-only, and Redis's error texts ("... script: <sha>, on @user_script:<line>.").
+// setresp, set_repl, acl_check_cmd, and for EVAL replicate_commands, breakpoint and debug),
+// KEYS and ARGV, cjson and bit from Debian's packages, cmsgpack and struct
+// (server/lua_libraries.h), and Redis's sandbox: no os, io, loadfile, dofile, print,
+// getfenv, setfenv or newproxy, globals read-only, library tables read-only (pairs and next
+// still walk them), and Redis's error texts ("... script: <sha>, on @user_script:<line>.").
 //
 // Values cross between Lua and RESP by Redis's rules: a command's reply becomes a Lua value
 // (integer: number, bulk: string, nil: false, status: {ok=...}, error: {err=...}, array:
@@ -53,6 +55,9 @@ class ScriptHost {
   };
   virtual ~ScriptHost() = default;
   virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;
+  // redis.acl_check_cmd: whether the script's user may run the command with these arguments
+  // (its keys included), or nullopt when no such command (or subcommand) exists.
+  virtual std::optional<bool> AclAllows(const std::vector<std::string_view>& args) = 0;
 };
 
 // What a script's "#!lua" line said, kept with its compiled code.
@@ -135,6 +140,10 @@ class LuaEngine {
   static int RedisSetResp(lua_State* L);
   static int RedisSha1Hex(lua_State* L);
   static int RedisLog(lua_State* L);
+  static int RedisAclCheckCmd(lua_State* L);
+  static int RedisSetRepl(lua_State* L);
+  // pairs, ipairs, next and rawget see through a read-only library table to the library.
+  static int ReadonlyAwareTableFunction(lua_State* L);
   void SetUpFunctions();
   static int RegisterFunction(lua_State* L);
   static int RegisterFunctionFromTable(lua_State* L);
@@ -151,6 +160,10 @@ class LuaEngine {
   // redis.call and redis.pcall: leaves the result (or the error table) on the stack and
   // returns 1, or returns -1 when the caller must raise the error table on the stack.
   int Call(lua_State* L, bool raise);
+  // The arguments of a redis lib call (strings, and numbers as text kept in `numbers`), or
+  // Redis's error text for a call without any or with another type.
+  static const char* CommandArguments(lua_State* L, std::vector<std::string>& numbers,
+                                      std::vector<std::string_view>& args);
   void PushReply(lua_State* L, std::string_view framed);
   void WriteResult(lua_State* L, int index, protocol::ReplyWriter& reply, int depth);
   // Writes an error of the result; `already_counted`: it came from a redis.call.

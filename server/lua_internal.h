@@ -21,6 +21,7 @@ namespace lapse::server::lua_detail {
 inline constexpr const char* kEngineKey = "lapse_engine";
 inline constexpr const char* kScriptsKey = "lapse_scripts";
 inline constexpr const char* kErrorHandlerKey = "lapse_error_handler";
+inline constexpr const char* kReadonlyOriginalsKey = "lapse_readonly_originals";  // proxy -> library
 inline constexpr const char* kFunctionsKey = "lapse_functions";          // name -> callback
 inline constexpr const char* kPendingFunctionsKey = "lapse_pending";     // during LoadLibrary
 inline constexpr const char* kFunctionGlobalsMetaKey = "lapse_fn_meta";  // functions' globals' metatable

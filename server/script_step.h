@@ -37,6 +37,9 @@ class ClientScriptHost : public ScriptHost {
   Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) override {
     return dispatcher_.RunForScript(args, read_only_, allow_oom_, resp, out);
   }
+  std::optional<bool> AclAllows(const std::vector<std::string_view>& args) override {
+    return dispatcher_.AclAllowsForScript(args);
+  }
 
  private:
   Dispatcher& dispatcher_;

@@ -134,6 +134,14 @@ SCENARIOS = {
     "with_transactions": [load(LIB), (0, "MULTI"), (0, "FCALL", "fset", "1", "k", "1"),
                           (0, "FCALL", "fincr", "1", "k"), (0, "EXEC"), (0, "WATCH", "k"),
                           (1, "FCALL", "fset", "1", "k", "2"), (0, "MULTI"), (0, "PING"), (0, "EXEC")],
+    # A function's redis library: acl_check_cmd and set_repl, no replicate_commands or debugger
+    "function_api": [load(lib("api", "redis.register_function('api', function() local t = {} "
+                                     "for k in pairs(redis) do t[#t + 1] = k end table.sort(t) return t end)\n"
+                                     "redis.register_function('check', function(keys) "
+                                     "return {redis.acl_check_cmd('get', keys[1]), type(redis.breakpoint), "
+                                     "type(redis.debug), type(redis.replicate_commands)} end)\n"
+                                     "redis.register_function('repl', function() return redis.set_repl(7) end)")),
+                     (0, "FCALL", "api", "0"), (0, "FCALL", "check", "1", "k"), (0, "FCALL", "repl", "0")],
     "not_from_scripts": [load(ONE), (0, "EVAL", "return redis.call('fcall', 'f1', '0')", "0"),
                          (0, "EVAL", "return redis.call('function', 'stats')", "0")],
 }

@@ -29,6 +29,10 @@ class FakeHost : public ScriptHost {
     }
     return Refusal::kNone;
   }
+  std::optional<bool> AclAllows(const std::vector<std::string_view>& args) override {
+    if (args[0] == "nosuch") return std::nullopt;
+    return args[0] != "flushall";
+  }
   std::vector<std::vector<std::string>> calls;
 };
 
@@ -101,6 +105,28 @@ TEST_F(LuaEngineTest, CallRaisesAndPcallReturnsErrors) {
   const char* bad_arg = "return redis.call('set', 'k', {})";
   EXPECT_EQ(Eval(bad_arg), "-ERR Lua redis lib command arguments must be strings or integers" + Suffix(bad_arg));
   EXPECT_EQ(host.calls.size(), 4u) << "refused arguments never reach the host";
+}
+
+TEST_F(LuaEngineTest, AclCheckCmdAsksTheHostWithoutRunningAnything) {
+  EXPECT_EQ(Eval("return redis.acl_check_cmd('get', KEYS[1], 5)", {"k"}), ":1\r\n");
+  EXPECT_EQ(Eval("return redis.acl_check_cmd('flushall')"), "$-1\r\n");  // false
+  const char* unknown = "return redis.acl_check_cmd('nosuch')";
+  EXPECT_EQ(Eval(unknown), "-ERR Invalid command passed to redis.acl_check_cmd()" + Suffix(unknown));
+  const char* none = "return redis.acl_check_cmd()";
+  EXPECT_EQ(Eval(none), "-ERR Please specify at least one argument for this redis lib call" + Suffix(none));
+  const char* bad_arg = "return redis.acl_check_cmd('get', {})";
+  EXPECT_EQ(Eval(bad_arg), "-ERR Lua redis lib command arguments must be strings or integers" + Suffix(bad_arg));
+  EXPECT_TRUE(host.calls.empty());
+}
+
+TEST_F(LuaEngineTest, LibraryTablesStayReadOnlyButCanBeWalked) {
+  EXPECT_EQ(Eval("local n = 0 for k in pairs(table) do n = n + 1 end return n"), ":9\r\n");
+  EXPECT_EQ(Eval("return type(rawget(string, 'len'))"), "$8\r\nfunction\r\n");
+  const char* write = "table.x = 1";
+  EXPECT_EQ(Eval(write), "-ERR user_script:1: Attempt to modify a readonly table" + Suffix(write));
+  const char* not_a_table = "return pairs(nil)";
+  EXPECT_EQ(Eval(not_a_table),
+            "-ERR user_script:1: bad argument #1 to 'pairs' (table expected, got nil)" + Suffix(not_a_table));
 }
 
 TEST_F(LuaEngineTest, SandboxAndCompileErrors) {
