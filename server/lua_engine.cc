@@ -581,7 +581,7 @@ int LuaEngine::RedisAclCheckCmd(lua_State* L) {
 }
 
 // lapse keeps no replicas, and logs a script's writes to the AOF whatever the flags say
-// (see the README's list of known differences); the arguments are checked as Redis does.
+// (a known difference, in the README); the arguments are checked as Redis does.
 int LuaEngine::RedisSetRepl(lua_State* L) {
   // Redis 7.0.15's text says two arguments where it wants one.
   if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.set_repl() requires two arguments.");
