@@ -13,6 +13,8 @@
 //    failure changes nothing.
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <span>
 
 #include <spdlog/spdlog.h>
 
@@ -317,29 +319,45 @@ std::string Acl::DescribeChannels(const AclSelector& selector) {
   return out;
 }
 
-// Redis 7.0's ACLDescribeSelectorCommandRules: start from +@all or -@all, apply each
-// category that covers more of what is left to describe than not, then single commands for
-// the rest. What is left is a copy of the selector's bits from which every category applied
-// is taken back out. Redis walks its commands in hash order, which changes from run to run;
-// lapse walks them in its table's order.
+// Redis 7.0's ACLDescribeSelectorCommandRules: start from +@all or -@all, then apply, one
+// at a time, the category that best fits what is left to describe (more of its commands
+// agree than not, the fewest disagree, and on a tie the most agree), each category at most
+// once; then single commands for the rest. What is left is a copy of the selector's bits
+// from which every category applied is taken back out. Redis walks its commands in hash
+// order, which changes from run to run; lapse walks them in its table's order.
 std::string Acl::DescribeCommands(const AclSelector& selector, const CommandTable& table) {
   bool additive = !selector.future_commands;
   std::string rules = additive ? "-@all " : "+@all ";
   std::vector<bool> fake(selector.allowed.size(), !additive);
   std::vector<bool> left = selector.allowed;
-  for (const AclCategoryName& category : AclCategoryNames()) {
-    size_t on = 0, off = 0;
-    for (const CommandSpec* spec : table.All()) {
-      if (CommandCategories(*spec) & category.bit) (left[spec->stat_id] ? on : off)++;
-      for (const SubcommandSpec& sub : spec->subcommands) {
-        if (SubcommandCategories(*spec, sub) & category.bit) (left[sub.stat_id] ? on : off)++;
+  std::span<const AclCategoryName> categories = AclCategoryNames();
+  std::vector<bool> applied(categories.size(), false);
+  for (;;) {
+    std::optional<size_t> best;
+    size_t fewest_disagree = SIZE_MAX, most_agree = 0;
+    for (size_t j = 0; j < categories.size(); ++j) {
+      if (applied[j]) continue;
+      size_t on = 0, off = 0;
+      for (const CommandSpec* spec : table.All()) {
+        if (CommandCategories(*spec) & categories[j].bit) (left[spec->stat_id] ? on : off)++;
+        for (const SubcommandSpec& sub : spec->subcommands) {
+          if (SubcommandCategories(*spec, sub) & categories[j].bit) (left[sub.stat_id] ? on : off)++;
+        }
+      }
+      size_t disagree = additive ? off : on;
+      size_t agree = additive ? on : off;
+      if (agree > disagree && (disagree < fewest_disagree || (disagree == fewest_disagree && agree > most_agree))) {
+        best = j;
+        fewest_disagree = disagree;
+        most_agree = agree;
       }
     }
-    if ((additive && on > off) || (!additive && off > on)) {
-      SetCategoryBits(fake, table, category.bit, additive);
-      SetCategoryBits(left, table, category.bit, !additive);
-      rules += std::string(additive ? "+@" : "-@") + category.name + " ";
-    }
+    if (!best) break;
+    const AclCategoryName& category = categories[*best];
+    SetCategoryBits(fake, table, category.bit, additive);
+    SetCategoryBits(left, table, category.bit, !additive);
+    rules += std::string(additive ? "+@" : "-@") + category.name + " ";
+    applied[*best] = true;
   }
   for (const CommandSpec* spec : table.All()) {
     bool bit = selector.allowed[spec->stat_id];
