@@ -11,6 +11,8 @@
 //     elements per node, list-max-listpack-size, no compression (lapse never compresses
 //     nodes), and the nodes' packed bytes.
 //   - ERROR msg: the error msg, as given (Redis puts a '-' before it, whatever it is).
+//   - PROTOCOL type: a test reply of each RESP type (DebugProtocol).
+//   - LOG message: the message in the server's log, at warning level as Redis writes it.
 //   - QUICKLIST-PACKED-THRESHOLD size: Redis's check of the size, then OK. Redis stores an
 //     element past the threshold in a plain node of its own rather than in a listpack;
 //     lapse's nodes (engine/list.h) are byte strings with no size cap, and a node always
@@ -20,6 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "engine/list.h"
 #include "engine/rdb_value.h"
@@ -108,13 +112,68 @@ void DebugHelp(ConnCommand& c) {
              "    Return a Redis protocol error with <string> as message. Useful for clients",
              "    unit tests to simulate Redis errors.",
              "FREEZE-CLOCK <0|1>", "    Stop the server clock (ADVANCE still moves it) or let it run again.",
+             "LOG <message>", "    Write <message> to the server log.",
              "OBJECT <key>", "    Show low level info about `key` and associated value.",
+             "PROTOCOL <type>",
+             "    Reply with a test value of the specified type. <type> can be: string,",
+             "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+             "    true, false.",
              "QUICKLIST-PACKED-THRESHOLD <size>",
              "    Accepted as Redis checks it; changes nothing: lapse's list nodes take elements",
              "    of any size alike.",
              "RELOAD", "    Save the RDB on disk, empty the dataset and load it back.",
              "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
              "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
+}
+
+// PROTOCOL type: one reply of each RESP type, as Redis's DEBUG PROTOCOL sends them, for
+// clients to test their parsers against. In RESP2 each falls back as every reply of its type
+// does (a map to a flat array, true to :1); an attribute is left out there, and a push is
+// refused, as Redis does.
+void DebugProtocol(ConnCommand& c, std::string_view type) {
+  protocol::ReplyWriter& r = c.reply;
+  bool resp3 = r.version() == protocol::RespVersion::kResp3;
+  if (EqualsIgnoreCase(type, "string")) return r.Bulk("Hello World");
+  if (EqualsIgnoreCase(type, "integer")) return r.Integer(12345);
+  if (EqualsIgnoreCase(type, "double")) return r.Double(3.141);
+  if (EqualsIgnoreCase(type, "bignum")) return r.BigNumber("1234567999999999999999999999999999999");
+  if (EqualsIgnoreCase(type, "null")) return r.Null();
+  if (EqualsIgnoreCase(type, "true")) return r.Bool(true);
+  if (EqualsIgnoreCase(type, "false")) return r.Bool(false);
+  if (EqualsIgnoreCase(type, "verbatim")) return r.Verbatim("This is a verbatim\nstring", "txt");
+  if (EqualsIgnoreCase(type, "array") || EqualsIgnoreCase(type, "set")) {
+    EqualsIgnoreCase(type, "set") ? r.SetHeader(3) : r.ArrayHeader(3);
+    for (int64_t j = 0; j < 3; ++j) r.Integer(j);
+    return;
+  }
+  if (EqualsIgnoreCase(type, "map")) {
+    r.MapHeader(3);
+    for (int64_t j = 0; j < 3; ++j) {
+      r.Integer(j);
+      r.Bool(j == 1);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(type, "attrib")) {
+    if (resp3) {
+      r.buffer()->append("|1\r\n");  // an attribute: metadata before the reply it describes
+      r.Bulk("key-popularity");
+      r.ArrayHeader(2);
+      r.Bulk("key:123");
+      r.Integer(90);
+    }
+    return r.Bulk("Some real reply following the attribute");
+  }
+  if (EqualsIgnoreCase(type, "push")) {
+    if (!resp3) return r.Error("ERR RESP2 is not supported by this command");
+    r.PushHeader(2);
+    r.Bulk("server-cpu-usage");
+    r.Integer(42);
+    // A push is out of band: a client waiting for this command's reply still gets one.
+    return r.Bulk("Some real reply following the push reply");
+  }
+  r.Error("ERR Wrong protocol type name. Please use one of the following: "
+          "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
 }
 
 // The subcommands that set a 0|1 switch: SET-ACTIVE-EXPIRE, FREEZE-CLOCK.
@@ -158,6 +217,12 @@ void CmdDebug(ConnCommand& c) {
   }
   if (EqualsIgnoreCase(sub, "OBJECT") && three) return DebugObject(c, c.args[2]);
   if (EqualsIgnoreCase(sub, "ERROR") && three) return DebugError(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "PROTOCOL") && three) return DebugProtocol(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "LOG") && three) {
+    // Test suites mark their steps in the server's log with it.
+    spdlog::warn("DEBUG LOG: {}", protocol::AsCString(c.args[2]));
+    return c.reply.Ok();
+  }
   if (EqualsIgnoreCase(sub, "QUICKLIST-PACKED-THRESHOLD") && three) return DebugPackedThreshold(c, c.args[2]);
   if (EqualsIgnoreCase(sub, "HELP")) return DebugHelp(c);
   c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
@@ -167,7 +232,7 @@ void CmdDebug(ConnCommand& c) {
 
 void RegisterDebugCommand(CommandTable& table) {
   table.Add({"debug", -2, kAdmin | kProtected | kNoScript, 0, 0, 0, CmdDebug, "server",
-             "Debugging commands: ADVANCE, ERROR, FREEZE-CLOCK, OBJECT, QUICKLIST-PACKED-THRESHOLD, RELOAD, "
+             "Debugging commands: ADVANCE, ERROR, FREEZE-CLOCK, LOG, OBJECT, PROTOCOL, QUICKLIST-PACKED-THRESHOLD, RELOAD, "
              "SET-ACTIVE-EXPIRE, SLEEP."});
 }
 

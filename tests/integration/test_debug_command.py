@@ -35,6 +35,49 @@ def test_debug_arity(raw):
     assert raw.call("DEBUG") == E("ERR wrong number of arguments for 'debug' command")
 
 
+@pytest.mark.parametrize("resp", [2, 3])
+def test_debug_protocol_sends_each_type(raw, resp):
+    # Redis's test replies, byte for byte, in either protocol.
+    if resp == 3:
+        raw.call("HELLO", "3")
+    expected = {
+        "string": (b"$11\r\nHello World\r\n",) * 2,
+        "integer": (b":12345\r\n",) * 2,
+        "double": (b"$5\r\n3.141\r\n", b",3.141\r\n"),
+        "bignum": (b"$37\r\n1234567999999999999999999999999999999\r\n",
+                   b"(1234567999999999999999999999999999999\r\n"),
+        "null": (b"$-1\r\n", b"_\r\n"),
+        "array": (b"*3\r\n:0\r\n:1\r\n:2\r\n",) * 2,
+        "set": (b"*3\r\n:0\r\n:1\r\n:2\r\n", b"~3\r\n:0\r\n:1\r\n:2\r\n"),
+        "map": (b"*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n", b"%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n"),
+        "true": (b":1\r\n", b"#t\r\n"),
+        "false": (b":0\r\n", b"#f\r\n"),
+        "verbatim": (b"$25\r\nThis is a verbatim\nstring\r\n", b"=29\r\ntxt:This is a verbatim\nstring\r\n"),
+    }
+    for kind, replies in expected.items():
+        assert raw.call_raw("DEBUG", "PROTOCOL", kind) == replies[resp - 2], kind
+    real = b"$39\r\nSome real reply following the attribute\r\n"
+    if resp == 2:
+        assert raw.call_raw("DEBUG", "PROTOCOL", "attrib") == real
+        assert raw.call("DEBUG", "PROTOCOL", "push") == E("ERR RESP2 is not supported by this command")
+    else:
+        raw.send("DEBUG", "PROTOCOL", "attrib")
+        assert raw.read_reply_raw() == b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n" + real
+        raw.send("DEBUG", "PROTOCOL", "push")
+        assert raw.read_reply_raw() == b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n"
+        assert raw.read_reply() == b"Some real reply following the push reply"
+    assert raw.call("DEBUG", "PROTOCOL", "nosuch") == E(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+    assert raw.call("DEBUG", "PROTOCOL") == E(
+        "ERR unknown subcommand or wrong number of arguments for 'PROTOCOL'. Try DEBUG HELP.")
+
+
+def test_debug_log_answers_ok(raw):
+    assert raw.call("DEBUG", "LOG", "a step of a test") == "OK"
+    assert raw.call("DEBUG", "LOG") == E("ERR unknown subcommand or wrong number of arguments for 'LOG'. Try DEBUG HELP.")
+
+
 def test_enable_debug_command_reads_back(r):
     assert r.config_get("enable-debug-command") == {"enable-debug-command": "yes"}
 
