@@ -87,6 +87,7 @@ CommandTable BuildCommandTable() {
   RegisterStreamCommands(table);
   RegisterAclCommands(table);
   RegisterAofCommands(table);
+  RegisterStandaloneCommands(table);
   return table;
 }
 

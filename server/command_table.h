@@ -251,6 +251,7 @@ void RegisterOperationsCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterAclCommands(CommandTable& table);
 void RegisterAofCommands(CommandTable& table);
+void RegisterStandaloneCommands(CommandTable& table);
 
 // Builds the full table.
 CommandTable BuildCommandTable();

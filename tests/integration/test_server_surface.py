@@ -1,5 +1,5 @@
 """Small server-surface commands of issue 18 (RESET, ROLE, WAIT, READONLY/READWRITE, SUBSTR,
-LOLWUT), compared with Debian's redis-server 7.0 byte for byte where the reply is Redis's."""
+LOLWUT, and CLUSTER, ASKING and MODULE as a standalone server without modules answers them), compared with Debian's redis-server 7.0 byte for byte where the reply is Redis's."""
 import shutil
 import time
 
@@ -16,6 +16,15 @@ SCRIPT = [
     ("WAIT", "0", "0"), ("WAIT", "x", "0"), ("WAIT", "0", "x"), ("WAIT", "x", "y"), ("WAIT", "0", "-1"),
     ("WAIT", "1", "20"), ("WAIT", "0"),
     ("READONLY",), ("READWRITE",), ("READONLY", "x"),
+    # a standalone server without modules
+    ("CLUSTER", "INFO"), ("CLUSTER", "SLOTS"), ("CLUSTER", "HELP"), ("CLUSTER", "KEYSLOT", "a"),
+    ("CLUSTER", "NOSUCH"), ("CLUSTER",), ("CLUSTER", "SLOTS", "x"), ("CLUSTER", "SETSLOT", "1"),
+    ("ASKING",), ("ASKING", "x"),
+    ("MODULE", "LIST"), ("MODULE", "LIST", "x"), ("MODULE", "HELP"), ("MODULE", "LOAD", "/nonexistent.so"),
+    ("MODULE", "LOADEX", "/x.so", "ARGS", "a"), ("MODULE", "UNLOAD", "x"), ("MODULE", "NOSUCH"), ("MODULE",),
+    ("COMMAND", "INFO", "asking"), ("COMMAND", "GETKEYS", "cluster", "info"),
+    ("MULTI",), ("CLUSTER", "INFO"), ("MODULE", "LIST"), ("EXEC",),
+    ("EVAL", "return redis.pcall('cluster', 'info')", "0"), ("EVAL", "return redis.pcall('module', 'list')", "0"),
     ("SET", "s", "Hello World"), ("SUBSTR", "s", "0", "4"), ("SUBSTR", "s", "-5", "-1"), ("SUBSTR", "missing", "0", "1"),
     ("SUBSTR", "s", "x", "1"), ("SUBSTR", "s", "0"),
     ("RESET", "x"), ("LOLWUT", "VERSION", "x"), ("LOLWUT", "VERSION", "5", "x"), ("LOLWUT", "VERSION", "6", "10", "y"),
