@@ -13,6 +13,7 @@
 //   - ERROR msg: the error msg, as given (Redis puts a '-' before it, whatever it is).
 //   - PROTOCOL type: a test reply of each RESP type (DebugProtocol).
 //   - LOG message: the message in the server's log, at warning level as Redis writes it.
+//   - DIGEST, DIGEST-VALUE key...: Redis's signatures of the data (server/debug_digest.cc).
 //   - QUICKLIST-PACKED-THRESHOLD size: Redis's check of the size, then OK. Redis stores an
 //     element past the threshold in a plain node of its own rather than in a listpack;
 //     lapse's nodes (engine/list.h) are byte strings with no size cap, and a node always
@@ -34,6 +35,7 @@
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/debug_digest.h"
 #include "server/help_reply.h"
 #include "server/key_util.h"
 #include "server/server.h"
@@ -108,6 +110,8 @@ void DebugHelp(ConnCommand& c) {
   ReplyHelp(c.reply,
             {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
              "ADVANCE <milliseconds>", "    Move the server clock forward.",
+             "DIGEST", "    Output a hex signature representing the current DB content.",
+             "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
              "ERROR <string>",
              "    Return a Redis protocol error with <string> as message. Useful for clients",
              "    unit tests to simulate Redis errors.",
@@ -218,6 +222,8 @@ void CmdDebug(ConnCommand& c) {
   if (EqualsIgnoreCase(sub, "OBJECT") && three) return DebugObject(c, c.args[2]);
   if (EqualsIgnoreCase(sub, "ERROR") && three) return DebugError(c, c.args[2]);
   if (EqualsIgnoreCase(sub, "PROTOCOL") && three) return DebugProtocol(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "DIGEST") && c.args.size() == 2) return ReplyDatasetDigest(c);
+  if (EqualsIgnoreCase(sub, "DIGEST-VALUE")) return ReplyValueDigests(c);
   if (EqualsIgnoreCase(sub, "LOG") && three) {
     // Test suites mark their steps in the server's log with it.
     spdlog::warn("DEBUG LOG: {}", protocol::AsCString(c.args[2]));
@@ -232,8 +238,8 @@ void CmdDebug(ConnCommand& c) {
 
 void RegisterDebugCommand(CommandTable& table) {
   table.Add({"debug", -2, kAdmin | kProtected | kNoScript, 0, 0, 0, CmdDebug, "server",
-             "Debugging commands: ADVANCE, ERROR, FREEZE-CLOCK, LOG, OBJECT, PROTOCOL, QUICKLIST-PACKED-THRESHOLD, RELOAD, "
-             "SET-ACTIVE-EXPIRE, SLEEP."});
+             "Debugging commands: ADVANCE, DIGEST, DIGEST-VALUE, ERROR, FREEZE-CLOCK, LOG, OBJECT, PROTOCOL, "
+             "QUICKLIST-PACKED-THRESHOLD, RELOAD, SET-ACTIVE-EXPIRE, SLEEP."});
 }
 
 }  // namespace lapse::server

@@ -73,6 +73,46 @@ def test_debug_protocol_sends_each_type(raw, resp):
         "ERR unknown subcommand or wrong number of arguments for 'PROTOCOL'. Try DEBUG HELP.")
 
 
+def test_debug_digest_is_redis_s(raw):
+    # The hex strings are redis-server 7.0.15's for the same data: lapse's digests are Redis's,
+    # so two servers (or one before and after a restart) can be compared.
+    zero = "0" * 40
+    assert raw.call("FLUSHALL") == "OK"
+    assert raw.call("DEBUG", "DIGEST") == zero
+    assert raw.call("DEBUG", "DIGEST-VALUE") == []
+    for cmd in [("SET", "s", "hello"), ("SET", "n", "123"), ("SET", "e", "v", "EX", "100"),
+                ("RPUSH", "l", "a", "b", "1"), ("SADD", "st", "x", "y", "3"), ("SADD", "si", "1", "2", "-5"),
+                ("ZADD", "z", "0.1", "a", "2", "b", "-inf", "c"), ("HSET", "h", "f", "v", "g", "w"),
+                ("XADD", "x", "1-1", "a", "1", "b", "2"), ("XADD", "x", "2-5", "a", "3"), ("PFADD", "p", "a", "b")]:
+        raw.call(*cmd)
+    assert raw.call("DEBUG", "DIGEST-VALUE", "s", "n", "e", "l", "st", "si", "z", "h", "x", "p", "nosuch") == [
+        "36b23a1456b2dce2c3ed252c456761301dba8060", "89f7f51b707418f666d5b45e053bd5bbbf82ac2b",
+        "311b17018163335616e089f6b951c82c477335ac", "981fd62c1655c074205cff40b800bd5a5bfdcd41",
+        "415a07507e2348d139f9fd645a024f6be569dd65", "29971aac18b3b38d1cef70d99a616ea0db83065f",
+        "88622aa8bc7132368f19a135acd24d90178c4a3c", "d127864ed50239662bf61bafc9bda63c17da5b37",
+        "89015bfca86dd2c80643aab80f5a5c99c005fdcb", "bd9f20683081b22c29220792b6338e415d8e06c5", zero]
+    assert raw.call("DEBUG", "DIGEST") == "50948554a9cc1b12de5bec30d805d88d76a443b3"
+    raw.call("SELECT", "2")
+    raw.call("SET", "other", "db")
+    assert raw.call("DEBUG", "DIGEST") == "900dc2282d9a6478746ab86343e8134d3ad799ed"
+    assert raw.call("DEBUG", "DIGEST", "x") == E(
+        "ERR unknown subcommand or wrong number of arguments for 'DIGEST'. Try DEBUG HELP.")
+    assert raw.call("FLUSHALL") == "OK"
+    raw.call("SELECT", "0")
+
+
+@pytest.mark.lapse_only
+def test_debug_digest_leaves_out_expired_hash_fields(raw):
+    raw.call("FLUSHALL")
+    raw.call("HSET", "h", "a", "1")
+    before = raw.call("DEBUG", "DIGEST-VALUE", "h")
+    raw.call("HSET", "h", "b", "2")
+    assert raw.call("DEBUG", "DIGEST-VALUE", "h") != before
+    raw.call("HPEXPIRE", "h", "1", "FIELDS", "1", "b")
+    time.sleep(0.05)
+    assert raw.call("DEBUG", "DIGEST-VALUE", "h") == before
+
+
 def test_debug_log_answers_ok(raw):
     assert raw.call("DEBUG", "LOG", "a step of a test") == "OK"
     assert raw.call("DEBUG", "LOG") == E("ERR unknown subcommand or wrong number of arguments for 'LOG'. Try DEBUG HELP.")
