@@ -17,6 +17,7 @@
 #include "protocol/arg_reader.h"
 #include "server/client_session.h"
 #include "server/command_metadata.h"
+#include "server/sha1.h"
 
 namespace lapse::server {
 
@@ -206,13 +207,7 @@ std::string Sha256Hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
+  return LowerHex(std::span<const unsigned char>(digest, len));
 }
 
 bool AclSelector::Unrestricted() const {

@@ -15,8 +15,6 @@
 // as every read does. A hash field past its TTL (lapse's HEXPIRE) is left out likewise.
 #include "server/debug_digest.h"
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +28,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_session.h"
 #include "server/server.h"
+#include "server/sha1.h"
 
 namespace lapse::server {
 
@@ -37,21 +36,16 @@ namespace {
 
 using Digest = std::array<unsigned char, 20>;
 
-Digest Sha1(const void* data, size_t len) {
-  Digest out{};
-  unsigned int out_len = 0;
-  EVP_Digest(data, len, out.data(), &out_len, EVP_sha1(), nullptr);
-  return out;
-}
+std::string_view AsBytes(const Digest& d) { return {reinterpret_cast<const char*>(d.data()), d.size()}; }
 
 void Xor(Digest& d, std::string_view bytes) {
-  Digest h = Sha1(bytes.data(), bytes.size());
+  Digest h = Sha1(bytes);
   for (size_t i = 0; i < d.size(); ++i) d[i] ^= h[i];
 }
 
 void Mix(Digest& d, std::string_view bytes) {
   Xor(d, bytes);
-  d = Sha1(d.data(), d.size());
+  d = Sha1(AsBytes(d));
 }
 
 void MixBigEndian32(Digest& d, uint32_t n) {
@@ -59,8 +53,6 @@ void MixBigEndian32(Digest& d, uint32_t n) {
                          static_cast<char>(n)};
   Mix(d, std::string_view(bytes, 4));
 }
-
-std::string_view AsBytes(const Digest& d) { return {reinterpret_cast<const char*>(d.data()), d.size()}; }
 
 // Redis's OBJ_* numbers, which its digest mixes in.
 uint32_t RedisTypeNumber(engine::ValueType type) {
@@ -125,16 +117,6 @@ void MixValue(Digest& d, const engine::Entry& e, int64_t now_ms) {
   if (e.deadline() != engine::kNoDeadline) Xor(d, "!!expire!!");
 }
 
-std::string Hex(const Digest& d) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char byte : d) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 15]);
-  }
-  return out;
-}
-
 }  // namespace
 
 void ReplyValueDigests(ConnCommand& c) {
@@ -146,7 +128,7 @@ void ReplyValueDigests(ConnCommand& c) {
     shards.WithShard(shards.ShardFor(c.args[i]), [&](engine::Shard& shard) {
       if (const engine::Entry* e = shard.db(c.session.db).Find(c.args[i], now)) MixValue(d, *e, now);
     });
-    c.reply.SimpleString(Hex(d));
+    c.reply.SimpleString(LowerHex(d));
   }
 }
 
@@ -184,7 +166,7 @@ void ReplyDatasetDigest(ConnCommand& c) {
     MixBigEndian32(final_digest, static_cast<uint32_t>(db));
     for (size_t i = 0; i < final_digest.size(); ++i) final_digest[i] ^= per_db[db][i];
   }
-  c.reply.SimpleString(Hex(final_digest));
+  c.reply.SimpleString(LowerHex(final_digest));
 }
 
 }  // namespace lapse::server

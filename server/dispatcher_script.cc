@@ -29,20 +29,31 @@ bool PreImagesDescribe(const CommandSpec& spec) {
   if (spec.first_key <= 0 && spec.find_keys == nullptr) return false;
   return spec.name != "move" && spec.name != "copy";
 }
+
+// As Redis's lookupCommand: the command `args` names, or its subcommand when it has them and
+// one is given (with that one's arity and statistics slot); nullptr when either is unknown.
+const CommandSpec* FindCommand(const CommandTable& table, const std::vector<std::string_view>& args, int* arity,
+                               uint32_t* stat_id) {
+  const CommandSpec* spec = table.Find(args[0]);
+  if (spec == nullptr) return nullptr;
+  *arity = spec->arity;
+  *stat_id = spec->stat_id;
+  if (!spec->subcommands.empty() && args.size() > 1) {
+    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
+    if (sub == nullptr) return nullptr;
+    *arity = sub->arity;
+    *stat_id = sub->stat_id;
+  }
+  return spec;
+}
 }  // namespace
 
 ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
                                              bool allow_oom, protocol::RespVersion resp, std::string* out) {
-  const CommandSpec* spec = server_.commands().Find(args[0]);
+  int arity = 0;
+  uint32_t stat_id = 0;
+  const CommandSpec* spec = FindCommand(server_.commands(), args, &arity, &stat_id);
   if (spec == nullptr) return CountScriptRefusal(ScriptHost::Refusal::kUnknownCommand, nullptr, 0);
-  int arity = spec->arity;
-  uint32_t stat_id = spec->stat_id;
-  if (!spec->subcommands.empty() && args.size() > 1) {
-    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
-    if (sub == nullptr) return CountScriptRefusal(ScriptHost::Refusal::kUnknownCommand, nullptr, 0);
-    arity = sub->arity;
-    stat_id = sub->stat_id;
-  }
   if (!ArityOk(arity, args.size())) return CountScriptRefusal(ScriptHost::Refusal::kWrongArity, spec, stat_id);
   if (spec->flags & (kNoScript | kProtected)) return CountScriptRefusal(ScriptHost::Refusal::kNotAllowed, spec, stat_id);
   if (session_.info->acl_restricted.load(std::memory_order_relaxed)) [[unlikely]] {
@@ -101,15 +112,10 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
 }
 
 std::optional<bool> Dispatcher::AclAllowsForScript(const std::vector<std::string_view>& args) {
-  // As Redis's lookupCommand: a command with subcommands names one, or stands alone.
-  const CommandSpec* spec = server_.commands().Find(args[0]);
+  int arity = 0;
+  uint32_t stat_id = 0;
+  const CommandSpec* spec = FindCommand(server_.commands(), args, &arity, &stat_id);
   if (spec == nullptr) return std::nullopt;
-  uint32_t stat_id = spec->stat_id;
-  if (!spec->subcommands.empty() && args.size() > 1) {
-    const SubcommandSpec* sub = spec->FindSubcommand(args[1]);
-    if (sub == nullptr) return std::nullopt;
-    stat_id = sub->stat_id;
-  }
   if (!session_.info->acl_restricted.load(std::memory_order_relaxed)) return true;
   return !AclDenies(*spec, stat_id, args).has_value();
 }

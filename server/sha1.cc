@@ -37,7 +37,7 @@ void Compress(std::array<uint32_t, 5>& h, const unsigned char* block) {
 
 }  // namespace
 
-std::string Sha1Hex(std::string_view data) {
+std::array<unsigned char, 20> Sha1(std::string_view data) {
   std::array<uint32_t, 5> h = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
   size_t full = data.size() / 64 * 64;
   for (size_t i = 0; i < full; i += 64) Compress(h, reinterpret_cast<const unsigned char*>(data.data() + i));
@@ -50,11 +50,22 @@ std::string Sha1Hex(std::string_view data) {
   uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   for (size_t i = 0; i < tail_len; i += 64) Compress(h, tail + i);
+  std::array<unsigned char, 20> out;
+  for (size_t i = 0; i < h.size(); ++i) {
+    for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<unsigned char>(h[i] >> (24 - 8 * j));
+  }
+  return out;
+}
+
+std::string Sha1Hex(std::string_view data) { return LowerHex(Sha1(data)); }
+
+std::string LowerHex(std::span<const unsigned char> bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(40);
-  for (uint32_t word : h) {
-    for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
+  out.reserve(bytes.size() * 2);
+  for (unsigned char byte : bytes) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 15]);
   }
   return out;
 }
