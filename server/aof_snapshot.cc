@@ -6,6 +6,7 @@
 // (PEXPIREAT); a hash field's deadline by HPEXPIREAT; a stream by its entries with their IDs,
 // XSETID, and its groups, consumers and pending entries (XGROUP, XCLAIM ... FORCE).
 //
+// Function libraries come first, as FUNCTION LOAD of their code (as Redis writes them).
 // Containers follow the keys: their settings and their items, each with its _ts and _etag.
 //
 // The keys are written by the point-in-time walk of engine/snapshot.h, through CommandEncoder
@@ -25,6 +26,7 @@
 #include "engine/stream.h"
 #include "engine/zset.h"
 #include "server/aof.h"
+#include "server/function_snapshot.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -219,6 +221,13 @@ class CommandEncoder final : public engine::RecordEncoder {
 
 std::shared_ptr<const engine::RecordEncoder> MakeCommandEncoder(int64_t start_ms) {
   return std::make_shared<CommandEncoder>(start_ms);
+}
+
+std::string FunctionLoadCommands(const std::vector<std::string>& codes) {
+  std::string out;
+  BaseWriter writer(&out);
+  for (const std::string& code : codes) writer.Command({"FUNCTION", "LOAD", code});
+  return out;
 }
 
 std::string SerializeContainers(Server& server, int64_t now_ms) {

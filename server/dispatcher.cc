@@ -297,7 +297,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     handler_reply_errors_.reset();
     bool rejected = RepliedWithError(*out, before);
     // Logged holding the shard: two writes to one key reach the log in the order they ran.
-    if ((spec.flags & kWrite) && !rejected && server_.aof().enabled()) [[unlikely]] {
+    if ((spec.flags & kWrite) && !rejected && server_.aof().enabled() && !unlogged_) [[unlikely]] {
       server_.aof().Log(session_.db, LoggedForm(spec, Args(args), std::string_view(*out).substr(before), cmd.now_ms));
     }
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
@@ -355,7 +355,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
 }
 
 bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
-  if (!(spec.flags & kWrite) || !server_.aof().enabled()) [[likely]] return false;
+  if (!(spec.flags & kWrite) || !server_.aof().enabled() || unlogged_) [[likely]] return false;
   // A blocking pop is logged by whoever serves it, as the pop it made (server/blocking.cc).
   if ((spec.flags & kBlocking) && spec.name != "xreadgroup") return false;
   server_.aof().LogOnRelease(session_.db, LoggedForm(spec, Args(args), {}, server_.clock().NowMs()));

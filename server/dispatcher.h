@@ -70,8 +70,9 @@ class Dispatcher {
   // redis.acl_check_cmd: whether this client's user may run `args`, whatever their number;
   // nullopt for an unknown command or subcommand.
   std::optional<bool> AclAllowsForScript(const std::vector<std::string_view>& args);
+  // `logged`: whether the command's writes go to the AOF (redis.set_repl).
   ScriptHost::Refusal RunForScript(const std::vector<std::string_view>& args, bool read_only, bool allow_oom,
-                                   protocol::RespVersion resp, std::string* out);
+                                   protocol::RespVersion resp, bool logged, std::string* out);
 
   // A growable script step's undo log (server/script_undo.h), in dispatcher_script.cc.
   // What the running EXEC's or script's commands cost so far: where a rollback goes back to.
@@ -210,6 +211,7 @@ class Dispatcher {
 
   Server& server_;
   ClientSession& session_;
+  bool unlogged_ = false;  // a script's command after redis.set_repl without REPL_AOF
   double charge_sum_ = 0;  // what the commands of the running EXEC or script cost so far
   size_t flushed_ = 0;     // bytes FlushReplies took out of the output buffer, ever
   // The changes the last command's handler counted itself, for CountCall (ShardCommand::changes).

@@ -49,7 +49,8 @@ const CommandSpec* FindCommand(const CommandTable& table, const std::vector<std:
 }  // namespace
 
 ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>& args, bool read_only,
-                                             bool allow_oom, protocol::RespVersion resp, std::string* out) {
+                                             bool allow_oom, protocol::RespVersion resp, bool logged,
+                                             std::string* out) {
   int arity = 0;
   uint32_t stat_id = 0;
   const CommandSpec* spec = FindCommand(server_.commands(), args, &arity, &stat_id);
@@ -91,6 +92,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
   // run as its client's, whatever ran on the thread meanwhile.
   Tracking::CommandContext* outer_context = std::exchange(Tracking::Current(), &tracking_context_);
   bool outer_in_script = std::exchange(tracking_context_.in_script, true);
+  bool outer_unlogged = std::exchange(unlogged_, !logged);
   if (!RunAtOnce(*spec, args, out)) {
     // A fanout command (DBSIZE, RANDOMKEY) never suspends inside the script's atomic step,
     // so a private io_context runs it to the end here, on this thread.
@@ -98,6 +100,7 @@ ScriptHost::Refusal Dispatcher::RunForScript(const std::vector<std::string_view>
     asio::co_spawn(inline_context, RunFanoutCommand(*spec, args, out), asio::detached);
     inline_context.run();
   }
+  unlogged_ = outer_unlogged;
   CountCall(*spec, stat_id, start, args, *out, before);
   tracking_context_.in_script = outer_in_script;
   Tracking::Current() = outer_context;

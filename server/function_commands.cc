@@ -18,6 +18,7 @@
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
+#include "server/aof.h"
 #include "server/command_table.h"
 #include "server/function_snapshot.h"
 #include "server/function_registry.h"
@@ -276,7 +277,7 @@ void FunctionFlush(ConnCommand& c) {
 }
 
 // The dispatcher has checked the subcommand and its arity against the table.
-void CmdFunction(ConnCommand& c) {
+void RunFunctionSubcommand(ConnCommand& c) {
   std::string_view sub = c.args[1];
   if (EqualsIgnoreCase(sub, "LOAD")) return FunctionLoad(c);
   if (EqualsIgnoreCase(sub, "DELETE")) return FunctionDelete(c);
@@ -326,6 +327,15 @@ void CmdFunction(ConnCommand& c) {
              "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
              "      libraries with the new libraries (notice that even on this option there is a chance of failure",
              "      in case of functions name collision with another library)."});
+}
+
+void CmdFunction(ConnCommand& c) {
+  RunFunctionSubcommand(c);
+  // LOAD, DELETE, RESTORE and FLUSH changed the libraries (one change each, as Redis counts
+  // them): the log replays the command as it came, as Redis propagates it.
+  if (c.changes.value_or(0) > 0 && c.server.aof().enabled()) {
+    c.server.aof().Log(c.session.db, {LoggedCommand(c.args.begin(), c.args.end())});
+  }
 }
 
 // The function FCALL runs and its flags, once its arguments have passed; or nothing, after

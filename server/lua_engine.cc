@@ -295,6 +295,7 @@ LuaEngine::Outcome LuaEngine::Start(int nargs, const std::string& label, protoco
   lua_xmove(L_, co, nargs + 1);
   label_ = label;
   resp_ = 2;
+  logged_ = true;
   restart_ = false;
   if (watch_.slot != nullptr) {
     run_started_ns_ = NowNs();
@@ -401,7 +402,7 @@ int LuaEngine::Call(lua_State* L, bool raise) {
       refusal_text = kRestartText;
     } else if (refusal_text == nullptr) {
       std::string out;
-      ScriptHost::Refusal refusal = host_->Call(args, static_cast<protocol::RespVersion>(resp_), &out);
+      ScriptHost::Refusal refusal = host_->Call(args, static_cast<protocol::RespVersion>(resp_), logged_, &out);
       refused_by_host = refusal != ScriptHost::Refusal::kNone;
       switch (refusal) {
         case ScriptHost::Refusal::kNone:
@@ -580,8 +581,8 @@ int LuaEngine::RedisAclCheckCmd(lua_State* L) {
   return 1;
 }
 
-// lapse keeps no replicas, and logs a script's writes to the AOF whatever the flags say
-// (a known difference, in the README); the arguments are checked as Redis does.
+// lapse keeps no replicas, so of the flags only REPL_AOF changes anything: without it, the
+// script's later writes stay out of the AOF, as in Redis.
 int LuaEngine::RedisSetRepl(lua_State* L) {
   // Redis 7.0.15's text says two arguments where it wants one.
   if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.set_repl() requires two arguments.");
@@ -590,6 +591,8 @@ int LuaEngine::RedisSetRepl(lua_State* L) {
   if (!(flags > -1 && flags < 4)) {
     return RaiseError(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
   }
+  constexpr int kReplAof = 1;
+  Self(L).logged_ = (static_cast<int>(flags) & kReplAof) != 0;
   return 0;
 }
 

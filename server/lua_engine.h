@@ -54,7 +54,9 @@ class ScriptHost {
     kNoPermission,     // the client's ACL user may not: *out holds the error's text
   };
   virtual ~ScriptHost() = default;
-  virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) = 0;
+  // `logged`: whether the command's writes go to the AOF (redis.set_repl's REPL_AOF bit).
+  virtual Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, bool logged,
+                       std::string* out) = 0;
   // redis.acl_check_cmd: whether the script's user may run the command with these arguments
   // (its keys included), or nullopt when no such command (or subcommand) exists.
   virtual std::optional<bool> AclAllows(const std::vector<std::string_view>& args) = 0;
@@ -173,6 +175,7 @@ class LuaEngine {
   lua_State* L_;
   ScriptHost* host_ = nullptr;  // while a script runs
   int resp_ = 2;                // redis.setresp, for the script that runs
+  bool logged_ = true;          // redis.set_repl's REPL_AOF bit, for the script that runs
   bool restart_ = false;        // a redis.call asked to start over: every later one fails
   ReplyErrors reply_errors_;    // what the result written holds
   int runs_since_gc_ = 0;

@@ -298,13 +298,17 @@ std::unique_ptr<Persistence::BackgroundView> Persistence::BeginAofBaseView(
   // The RDB form writes the containers' settings as a BGSAVE does, and the walk their items
   // as they are now: a replay of the new increment (IPUT ... REPLAYED, IDEL, ...) must start
   // from exactly this state.
-  if (encoder) view->container_commands = std::move(containers);
+  if (encoder) {
+    view->function_commands = FunctionLoadCommands(view->functions);
+    view->container_commands = std::move(containers);
+  }
   return view;
 }
 
 bool Persistence::WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view) {
   bool ok = true;
   if (view->encoder) {
+    ok = sink.Write(view->function_commands);
     WalkView(*view, [&](std::string_view bytes) { return ok = ok && sink.Write(bytes); });
     ok = ok && sink.Write(view->container_commands);
   } else {

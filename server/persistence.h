@@ -115,6 +115,7 @@ class Persistence {
     std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
     std::vector<std::string> functions;
     std::vector<engine::rdb::ContainerRecord> containers;  // settings; the walk writes the items
+    std::string function_commands;   // base of commands: FUNCTION LOAD of each library, first
     std::string container_commands;  // base of commands: copied
     std::vector<std::pair<uint64_t, uint64_t>> counts;  // keys and volatile keys per database
     uint64_t changes = 0;  // the changes counter at the instant: what the save covers

@@ -34,8 +34,9 @@ class ClientScriptHost : public ScriptHost {
   // over maxmemory (allow-oom functions).
   ClientScriptHost(Dispatcher& dispatcher, bool read_only, bool allow_oom)
       : dispatcher_(dispatcher), read_only_(read_only), allow_oom_(allow_oom) {}
-  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, std::string* out) override {
-    return dispatcher_.RunForScript(args, read_only_, allow_oom_, resp, out);
+  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion resp, bool logged,
+               std::string* out) override {
+    return dispatcher_.RunForScript(args, read_only_, allow_oom_, resp, logged, out);
   }
   std::optional<bool> AclAllows(const std::vector<std::string_view>& args) override {
     return dispatcher_.AclAllowsForScript(args);

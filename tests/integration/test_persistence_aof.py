@@ -213,6 +213,81 @@ def test_layout_is_redis_70_multi_part(start_server, tmp_path):
     assert incr == b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
 
 
+def resp_commands(*commands) -> bytes:
+    """The commands as an AOF holds them: RESP arrays of bulk strings."""
+    out = b""
+    for command in commands:
+        out += b"*%d\r\n" % len(command)
+        for arg in command:
+            out += b"$%d\r\n%s\r\n" % (len(arg), arg.encode())
+    return out
+
+
+def test_set_repl_without_repl_aof_keeps_a_scripts_writes_out_of_the_log(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
+    c = client(srv)
+    # Two writes logged: MULTI ... EXEC; the one between REPL_NONE and REPL_ALL is not.
+    c.eval("redis.call('SET','a','1'); redis.set_repl(redis.REPL_NONE); redis.call('SET','b','2');"
+           "redis.set_repl(redis.REPL_ALL); redis.call('SET','c','3')", 0)
+    # REPL_REPLICA leaves out the AOF: nothing logged, not even an empty MULTI ... EXEC.
+    c.eval("redis.set_repl(redis.REPL_REPLICA); redis.call('SET','d','4'); redis.call('INCR','n')", 0)
+    # One write logged: alone, without MULTI.
+    c.eval("redis.set_repl(redis.REPL_AOF); redis.call('SET','e','5'); redis.set_repl(0); redis.call('DEL','e')", 0)
+    # Every script starts with REPL_ALL, whatever the last one set.
+    c.eval("redis.call('SET','f','6')", 0)
+    c.function_load(QUIET_LIBRARY)
+    c.fcall("quiet", 1, "g")
+    assert c.mget("a", "b", "c", "d", "n", "e", "f", "g") == [b"1", b"2", b"3", b"4", b"1", None, b"6", b"x"]
+    srv.stop()
+    incr = (tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert incr == resp_commands(["SELECT", "0"], ["MULTI"], ["SET", "a", "1"], ["SET", "c", "3"], ["EXEC"],
+                                 ["SET", "e", "5"], ["SET", "f", "6"], ["FUNCTION", "LOAD", QUIET_LIBRARY])
+    # The restart replays the log: the writes left out of it are gone.
+    srv = up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
+    assert client(srv).mget("a", "b", "c", "d", "n", "e", "f", "g") == [
+        b"1", None, b"3", None, None, b"5", b"6", None]
+
+
+QUIET_LIBRARY = ("#!lua name=repl\nredis.register_function('quiet', function(keys) "
+                 "redis.set_repl(redis.REPL_NONE); return redis.call('set', keys[1], 'x') end)")
+OTHER_LIBRARY = "#!lua name=other\nredis.register_function('other', function() return 'other' end)"
+
+
+def test_function_libraries_are_logged_and_kept_by_a_rewrite(start_server, tmp_path):
+    options = aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"})
+    srv = up(start_server, options=options)
+    c = client(srv)
+    c.function_load(QUIET_LIBRARY)
+    c.function_load(OTHER_LIBRARY)
+    c.function_delete("other")
+    with pytest.raises(redis.ResponseError, match="Library not found"):
+        c.function_delete("other")  # an error changes nothing: not logged
+    c.function_flush("SYNC")
+    c.function_load(OTHER_LIBRARY)
+    dumped = c.function_dump()
+    c.function_restore(dumped, "REPLACE")
+    srv.stop()
+    incr = (tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert incr == resp_commands(["SELECT", "0"], ["FUNCTION", "LOAD", QUIET_LIBRARY], ["FUNCTION", "LOAD", OTHER_LIBRARY],
+                                 ["FUNCTION", "DELETE", "other"], ["FUNCTION", "FLUSH", "SYNC"],
+                                 ["FUNCTION", "LOAD", OTHER_LIBRARY]) + (
+        b"*4\r\n$8\r\nFUNCTION\r\n$7\r\nRESTORE\r\n$%d\r\n%s\r\n$7\r\nREPLACE\r\n" % (len(dumped), dumped))
+    # The restart replays it; a rewrite writes each library as FUNCTION LOAD, before the keys.
+    srv = up(start_server, options=options)
+    c = client(srv)
+    assert c.fcall("other", 0) == b"other"
+    c.set("k", "v")
+    c.bgrewriteaof()
+    wait_until(lambda: (tmp_path / "appendonlydir" / "appendonly.aof.2.base.aof").exists()
+               and info_persistence(srv)["aof_rewrite_in_progress"] == 0, what="the rewrite")
+    base = (tmp_path / "appendonlydir" / "appendonly.aof.2.base.aof").read_bytes()
+    assert base == resp_commands(["FUNCTION", "LOAD", OTHER_LIBRARY], ["SELECT", "0"], ["SET", "k", "v"])
+    srv.stop()
+    srv = up(start_server, options=options)
+    assert client(srv).fcall("other", 0) == b"other"
+    assert client(srv).get("k") == b"v"
+
+
 def test_layout_with_an_rdb_preamble(start_server, tmp_path):
     srv = up(start_server, options=aof_options(tmp_path))
     client(srv).set("k", "v")

@@ -14,7 +14,7 @@ namespace {
 // Answers redis.call from a script with canned replies, and records what it was asked.
 class FakeHost : public ScriptHost {
  public:
-  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion, std::string* out) override {
+  Refusal Call(const std::vector<std::string_view>& args, protocol::RespVersion, bool, std::string* out) override {
     calls.emplace_back(args.begin(), args.end());
     if (args[0] == "nosuch") return Refusal::kUnknownCommand;
     if (args[0] == "multi") return Refusal::kNotAllowed;
