@@ -125,6 +125,7 @@ enum CommandFlags : uint32_t {
   kBlocking = 1 << 17,     // may block the client (BLPOP, BZPOPMIN, ...): Redis's @blocking
   kPubSub = 1 << 18,       // Pub/Sub (Redis's pubsub flag and @pubsub): touches no shard
   kNotListed = 1 << 19,    // not a command clients send (POST, HOST:): COMMAND knows nothing of it, as Redis's
+  kNoMulti = 1 << 20,      // refused inside MULTI (Redis's no_multi: SAVE, SHUTDOWN, SYNC, PSYNC)
 };
 
 // A subcommand of a container command (CLIENT, CONFIG, COMMAND, OBJECT). Redis 7.0 knows

@@ -67,6 +67,8 @@ Dispatcher::Admission Dispatcher::Admit(const std::vector<std::string_view>& arg
     verdict.error = errors::kDebugDisabled;
   } else if (!session_.authenticated && !(spec->flags & kNoAuth)) {
     verdict.error = errors::kNoAuth;
+  } else if (session_.multi.active && (spec->flags & kNoMulti)) [[unlikely]] {
+    verdict.error = "ERR Command not allowed inside a transaction";
   } else if (RefusedByAcl(*spec, verdict.stat_id, args, &verdict.error)) [[unlikely]] {
     // verdict.error holds the NOPERM error
   } else if (RefusedForMemory(*spec)) {

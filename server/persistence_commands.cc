@@ -48,7 +48,7 @@ void CmdLastsave(ConnCommand& c) { c.reply.Integer(c.server.persistence().last_s
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& table) {
-  table.Add({"save", 1, kAdmin | kNoScript, 0, 0, 0, CmdSave, "server", "Synchronously saves the database(s) to disk."});
+  table.Add({"save", 1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, CmdSave, "server", "Synchronously saves the database(s) to disk."});
   table.Add({"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, CmdBgsave, "server",
              "Asynchronously saves the database(s) to disk."});
   table.Add({"lastsave", 1, kFast | kDangerous, 0, 0, 0, CmdLastsave, "server",

@@ -250,7 +250,7 @@ void RegisterServerCommands(CommandTable& table) {
   table.Add({"config", -2, kAdmin | kNoScript, 0, 0, 0, CmdConfigOrResetStat, "server", "Gets or sets configuration parameters."},
             {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}});
   table.Add({"time", 1, kFast, 0, 0, 0, CmdTime, "server", "Returns the server time."});
-  table.Add({"shutdown", -1, kAdmin | kNoScript, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
+  table.Add({"shutdown", -1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, CmdShutdown, "server", "Stops the server."});
   table.Add({"slowlog", -2, 0, 0, 0, 0, CmdSlowlog, "server", "A container for slow log commands"},
             {{"get", -2}, {"help", 2}, {"len", 2}, {"reset", 2}});
   table.Add({"role", 1, kFast | kDangerous | kNoScript, 0, 0, 0, CmdRole, "server",

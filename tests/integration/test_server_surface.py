@@ -1,5 +1,6 @@
 """Small server-surface commands of issue 18 (RESET, ROLE, WAIT, READONLY/READWRITE, SUBSTR,
-LOLWUT, and CLUSTER, ASKING and MODULE as a standalone server without modules answers them), compared with Debian's redis-server 7.0 byte for byte where the reply is Redis's."""
+LOLWUT, and CLUSTER, ASKING, MODULE, REPLICAOF, FAILOVER and RESTORE-ASKING as a standalone
+master without replicas or modules answers them), compared with Debian's redis-server 7.0 byte for byte where the reply is Redis's."""
 import shutil
 import time
 
@@ -31,6 +32,22 @@ SCRIPT = [
     ("ECHO", "hi"), ("ECHO",), ("ECHO", "a", "b"), ("SHUTDOWN", "ABORT"), ("SHUTDOWN", "ABORT", "NOW"),
     ("SHUTDOWN", "NOSAVE", "SAVE"), ("SHUTDOWN", "FOO"),
     ("HELLO", "3"), ("ECHO", "hi"), ("ROLE",), ("WAIT", "0", "0"), ("HELLO", "2"),
+    # a master without replicas: REPLICAOF NO ONE is what it already is; bad input gets Redis's error
+    ("REPLICAOF", "no", "one"), ("REPLICAOF", "NO", "ONE"), ("SLAVEOF", "no", "one"), ("REPLICAOF", "no"),
+    ("REPLICAOF", "no", "one", "x"), ("REPLICAOF", "h", "abc"), ("REPLICAOF", "h", "-1"), ("REPLICAOF", "h", "65536"),
+    ("SLAVEOF", "h", "1.5"), ("FAILOVER",), ("FAILOVER", "ABORT"), ("FAILOVER", "ABORT", "x"),
+    ("FAILOVER", "TIMEOUT"), ("FAILOVER", "TIMEOUT", "0"), ("FAILOVER", "TIMEOUT", "x"),
+    ("FAILOVER", "TIMEOUT", "1", "TIMEOUT", "2"), ("FAILOVER", "TO", "h"), ("FAILOVER", "TO", "h", "x"),
+    ("FAILOVER", "TO", "h", "1", "TO", "g", "2"), ("FAILOVER", "FORCE", "FORCE"), ("FAILOVER", "bogus"),
+    ("FAILOVER", "FORCE", "TIMEOUT", "5", "TO", "h", "1"), ("SYNC", "x"), ("PSYNC", "x"),
+    ("EVAL", "return redis.pcall('replicaof', 'no', 'one')", "0"),
+    # Redis's no_multi commands are refused while queuing, and the transaction with them
+    ("MULTI",), ("SET", "queued", "1"), ("SAVE",), ("SHUTDOWN",), ("SYNC",), ("PSYNC", "?", "-1"), ("EXEC",),
+    ("GET", "queued"), ("MULTI",), ("REPLICAOF", "no", "one"), ("EXEC",),
+    # RESTORE-ASKING is RESTORE on a server outside a cluster
+    ("SET", "k", "v"), ("RESTORE-ASKING", "k2", "0", b"\x00\x01v\n\x00\x8e\xa7\xf2\xbd\xd6\x9a\xc6="),
+    ("GET", "k2"), ("RESTORE-ASKING", "k2", "0", b"\x00\x01v\n\x00\x8e\xa7\xf2\xbd\xd6\x9a\xc6="),
+    ("RESTORE-ASKING", "k3"), ("COMMAND", "GETKEYS", "RESTORE-ASKING", "k4", "0", "x"),
     # RESET: a fresh connection's state again
     ("SELECT", "3"), ("CLIENT", "SETNAME", "before"), ("HELLO", "3"), ("RESET",), ("CLIENT", "GETNAME"),
     ("SET", "where", "db0"), ("SELECT", "3"), ("GET", "where"), ("SELECT", "0"), ("GET", "where"),
@@ -65,6 +82,16 @@ def test_same_replies_as_redis(server, redis_server):
     expected, actual = run(redis_server.port), run(server.port)
     diffs = [f"{cmd}\n      redis: {w!r}\n      lapse: {g!r}" for cmd, w, g in zip(SCRIPT, expected, actual) if w != g]
     assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.lapse_only
+def test_following_a_master_or_serving_a_replica_is_refused_and_changes_nothing(raw):
+    raw.call("SET", "kept", "1")
+    for cmd in [("REPLICAOF", "127.0.0.1", "6379"), ("SLAVEOF", "localhost", "0"), ("SYNC",), ("PSYNC", "?", "-1")]:
+        assert raw.call(*cmd) == E("ERR lapse does not support replication")
+    assert raw.call("ROLE") == [b"master", 0, []]
+    assert raw.call("GET", "kept") == b"1"
+    assert raw.call("INFO", "replication").splitlines()[1] == b"role:master"
 
 
 def test_reset_deauthenticates_when_a_password_is_set(start_server):
