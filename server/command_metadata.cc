@@ -187,6 +187,24 @@ std::vector<FoundKey> SetKeys(Args args) {
   return {{1, {"OW", "update"}}};
 }
 
+// As Redis's migrateGetKeys: argument 3, or every argument after KEYS (none when argument
+// 3 is not empty then).
+std::vector<FoundKey> MigrateKeys(Args args) {
+  size_t first = 3;
+  size_t count = 1;
+  for (size_t i = 6; i < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "keys")) {
+      if (!args[3].empty()) return {};
+      first = i + 1;
+      count = args.size() - first;
+      break;
+    }
+  }
+  std::vector<FoundKey> keys;
+  for (size_t i = first; i < first + count; ++i) keys.push_back({i, {"RW", "access", "delete"}});
+  return keys;
+}
+
 std::vector<FoundKey> BitfieldKeys(Args args) {
   bool read_only = true;
   for (size_t i = 2; i < args.size(); ++i) {
@@ -239,6 +257,7 @@ std::optional<Finder> FallbackFinder(std::string_view name) {
       {"xreadgroup", XReadKeys},
       {"set", SetKeys},
       {"bitfield", BitfieldKeys},
+      {"migrate", MigrateKeys},
   };
   for (const NamedFinder& f : kFinders) {
     if (f.name == name) return f.finder;

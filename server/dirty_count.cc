@@ -57,7 +57,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"geosearchstore", Rule::kByHandler},
       {"xclaim", Rule::kByHandler},        {"xautoclaim", Rule::kByHandler},
       {"xgroup", Rule::kByHandler},        {"xack", Rule::kReplyCount},
-      {"xreadgroup", Rule::kByHandler},
+      {"xreadgroup", Rule::kByHandler},    {"migrate", Rule::kByHandler},
       {"flushdb", Rule::kByHandler},       {"flushall", Rule::kByHandler},
       {"mset", Rule::kKeyValuePairs},      {"hset", Rule::kFieldValuePairs},
       {"hmset", Rule::kFieldValuePairs},   {"msetnx", Rule::kMsetnx},

@@ -21,13 +21,13 @@ namespace {
 // the command may change. Not for commands whose keys the table cannot locate (FLUSHALL,
 // SWAPDB), that reach another database (MOVE, COPY ... DB), that work on containers and
 // items (their change feed, budgets and item store are not keys), or whose effects leave the
-// keyspace (PUBLISH, admin commands).
+// keyspace (PUBLISH, admin commands, MIGRATE, whose keys reach another server).
 bool PreImagesDescribe(const CommandSpec& spec) {
   if (spec.flags & (kItemKey | kContainerArg | kAdmin | kPubSub)) return false;
   if (spec.group == "container") return false;
   if (!(spec.flags & kWrite)) return true;
   if (spec.first_key <= 0 && spec.find_keys == nullptr) return false;
-  return spec.name != "move" && spec.name != "copy";
+  return spec.name != "move" && spec.name != "copy" && spec.name != "migrate";
 }
 
 // As Redis's lookupCommand: the command `args` names, or its subcommand when it has them and

@@ -18,6 +18,7 @@
 #include "server/command_table.h"
 #include "server/key_util.h"
 #include "server/keyspace_events.h"
+#include "server/migrate.h"
 #include "server/persistence.h"
 #include "server/server.h"
 
@@ -116,6 +117,7 @@ void RegisterDumpCommands(CommandTable& table) {
   table.Add({"restore", -4, kWrite | kDenyOom | kDangerous, 1, 1, 1, CmdRestore, "generic",
              "Creates a key from the serialized representation of a value."});
   // What MIGRATE sends a cluster node; a standalone server runs it as RESTORE.
+  RegisterMigrateCommand(table);
   table.Add({"restore-asking", -4, kWrite | kDenyOom | kDangerous, 1, 1, 1, CmdRestore, "server",
              "An internal command for migrating keys in a cluster."});
 }

@@ -25,6 +25,7 @@
 #include "server/key_util.h"
 #include "server/memory.h"
 #include "server/memory_report.h"
+#include "server/migrate.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -321,9 +322,10 @@ void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
   Line(out, "pubsub_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(false)));
   Line(out, "pubsub_patterns", static_cast<uint64_t>(c.server.pubsub().PatternCount()));
   Line(out, "pubsubshard_channels", static_cast<uint64_t>(c.server.pubsub().ChannelCount(true)));
-  // lapse never forks (its saves are fork-less), caches no MIGRATE sockets, has no replicas
-  // and no active defrag.
-  Zeros(out, {"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
+  // lapse never forks (its saves are fork-less), has no replicas and no active defrag.
+  Zeros(out, {"latest_fork_usec", "total_forks"});
+  Line(out, "migrate_cached_sockets", static_cast<uint64_t>(MigrateCachedSockets()));
+  Zeros(out, {"slave_expires_tracked_keys",
               "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
               "total_active_defrag_time", "current_active_defrag_time"});
   Line(out, "tracking_total_keys", static_cast<uint64_t>(c.server.tracking().keys()));

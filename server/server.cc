@@ -11,6 +11,7 @@
 #include "server/blocking.h"
 #include "server/connection.h"
 #include "server/log_level.h"
+#include "server/migrate.h"
 #include "server/script_undo.h"
 #include "engine/item_store.h"
 
@@ -348,6 +349,8 @@ awaitable<void> Server::SampleInstantaneousMetrics() {
     }
     auto now = std::chrono::steady_clock::now().time_since_epoch();
     instantaneous_metrics_.Sample(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), totals);
+    // Also a step of Redis's cron (migrateCloseTimedoutSockets).
+    CloseIdleMigrateSockets(clock_.NowMs());
     timer.expires_after(InstantaneousMetrics::kPeriod);
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
   }
