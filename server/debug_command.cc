@@ -14,6 +14,8 @@
 //   - PROTOCOL type: a test reply of each RESP type (DebugProtocol).
 //   - LOG message: the message in the server's log, at warning level as Redis writes it.
 //   - DIGEST, DIGEST-VALUE key...: Redis's signatures of the data (server/debug_digest.cc).
+//   - POPULATE count [prefix] [size]: Redis's quick fill, "<prefix>:<n>" -> "value:<n>"
+//     (padded with zero bytes or cut to `size`), skipping keys that exist, in one atomic step.
 //   - QUICKLIST-PACKED-THRESHOLD size: Redis's check of the size, then OK. Redis stores an
 //     element past the threshold in a plain node of its own rather than in a listpack;
 //     lapse's nodes (engine/list.h) are byte strings with no size cap, and a node always
@@ -125,6 +127,11 @@ void DebugHelp(ConnCommand& c) {
              "QUICKLIST-PACKED-THRESHOLD <size>",
              "    Accepted as Redis checks it; changes nothing: lapse's list nodes take elements",
              "    of any size alike.",
+             "POPULATE <count> [<prefix>] [<size>]",
+             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+             "    it is used instead of the 'key' prefix. These are not propagated to",
+             "    replicas. Cluster slots are not respected so keys not belonging to the",
+             "    current node can be created in cluster mode.",
              "RELOAD", "    Save the RDB on disk, empty the dataset and load it back.",
              "SET-ACTIVE-EXPIRE <0|1>", "    Pause or resume background reclamation.",
              "SLEEP <seconds>", "    Stop the serving thread for <seconds>."});
@@ -180,6 +187,42 @@ void DebugProtocol(ConnCommand& c, std::string_view type) {
           "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
 }
 
+// As Redis's getPositiveLongFromObjectOrReply: one error for both what is no integer and
+// what is negative.
+bool ParsePositive(ConnCommand& c, std::string_view text, int64_t* out) {
+  if (!protocol::ParseInt64(text, out) || *out < 0) {
+    return c.reply.Error("ERR value is out of range, must be positive"), false;
+  }
+  return true;
+}
+
+// POPULATE count [prefix] [size]. Like Redis's, it counts no change and sends no event; a
+// key name is cut at 127 bytes, as Redis's 128-byte buffer cuts it.
+void DebugPopulate(ConnCommand& c) {
+  int64_t count = 0;
+  int64_t size = 0;
+  if (!ParsePositive(c, c.args[2], &count)) return;
+  if (c.args.size() == 5 && !ParsePositive(c, c.args[4], &size)) return;
+  std::string prefix(c.args.size() >= 4 ? protocol::AsCString(c.args[3]) : "key");
+  ShardSet& shards = c.server.shards();
+  int64_t now = c.server.clock().NowMs();
+  std::string key;
+  std::string value;
+  shards.RunHoldingAll([&] {
+    for (int64_t j = 0; j < count; ++j) {
+      key = prefix + ":" + std::to_string(j);
+      if (key.size() > 127) key.resize(127);
+      uint32_t id = shards.ShardFor(key);
+      engine::Db& db = shards.shard(id).db(c.session.db);
+      if (FindKey(shards.shard(id), db, key, now, Lookup::kWrite) != nullptr) continue;
+      value = "value:" + std::to_string(j);
+      if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+      db.Put(key, value, engine::ValueType::kString, engine::kNoDeadline, now);
+    }
+  });
+  c.reply.Ok();
+}
+
 // The subcommands that set a 0|1 switch: SET-ACTIVE-EXPIRE, FREEZE-CLOCK.
 bool ParseSwitch(ConnCommand& c, bool* on) {
   int64_t n = 0;
@@ -230,6 +273,7 @@ void CmdDebug(ConnCommand& c) {
     return c.reply.Ok();
   }
   if (EqualsIgnoreCase(sub, "QUICKLIST-PACKED-THRESHOLD") && three) return DebugPackedThreshold(c, c.args[2]);
+  if (EqualsIgnoreCase(sub, "POPULATE") && c.args.size() >= 3 && c.args.size() <= 5) return DebugPopulate(c);
   if (EqualsIgnoreCase(sub, "HELP")) return DebugHelp(c);
   c.reply.Error(errors::UnknownSubcommandOrArity(protocol::AsCString(sub), "debug"));
 }

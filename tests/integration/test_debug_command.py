@@ -277,3 +277,28 @@ def test_debug_help_lists_the_shared_subcommands(raw):
     lines = raw.call("DEBUG", "HELP")
     names = {line.split()[0] for line in lines[1:] if not line.startswith(" ")}
     assert {"ERROR", "OBJECT", "QUICKLIST-PACKED-THRESHOLD", "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP"} <= names
+
+
+def test_debug_populate_fills_as_redis_does(raw):
+    # The digest is redis-server 7.0.15's after the same POPULATEs: the same keys and values.
+    assert raw.call("FLUSHALL") == "OK"
+    assert raw.call("SET", "key:3", "mine") == "OK"
+    assert raw.call("DEBUG", "POPULATE", "5") == "OK"
+    assert raw.call("DEBUG", "POPULATE", "3", "pad", "12") == "OK"
+    assert raw.call("DEBUG", "POPULATE", "2", "cut", "3") == "OK"
+    assert raw.call("DEBUG", "POPULATE", "0") == "OK"
+    assert raw.call("DBSIZE") == 10
+    assert raw.call("GET", "key:3") == b"mine"  # an existing key is left alone
+    assert raw.call("GET", "key:4") == b"value:4"
+    assert raw.call("GET", "pad:2") == b"value:2\0\0\0\0\0"
+    assert raw.call("GET", "cut:1") == b"val"
+    assert raw.call("OBJECT", "ENCODING", "key:1") == b"embstr"
+    assert raw.call("DEBUG", "DIGEST") == "1fa4822374da60c8e96c1c30009abffd013ac93d"
+    for args, error in [(("x",), "ERR value is out of range, must be positive"),
+                        (("-1",), "ERR value is out of range, must be positive"),
+                        (("3", "p", "x"), "ERR value is out of range, must be positive"),
+                        (("3", "p", "-2"), "ERR value is out of range, must be positive")]:
+        assert raw.call("DEBUG", "POPULATE", *args) == E(error)
+    assert raw.call("DBSIZE") == 10
+    assert raw.call("DEBUG", "POPULATE", "1", "p", "1", "x") == E(
+        "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP.")

@@ -42,6 +42,23 @@ BAD_ENCODING = HEADER + b"\x02" + b"\x00" * 11 + b"\x7f\xff"
 
 # Each step: (client index, command, args...). Every reply is compared as bytes.
 SCENARIOS = {
+    "pfdebug": [
+        (0, "PFDEBUG"), (0, "PFDEBUG", "ENCODING"), (0, "PFDEBUG", "ENCODING", "nokey"),
+        (0, "PFDEBUG", "ENCODING", "a", "b"), (0, "PFDEBUG", "bogus", "nokey"),
+        (0, "SET", "s", "not an hll"), (0, "PFDEBUG", "ENCODING", "s"), (0, "PFDEBUG", "bogus", "s"),
+        (0, "LPUSH", "l", "x"), (0, "PFDEBUG", "ENCODING", "l"),
+        (0, "PFADD", "h", *elems("e", 7)), (0, "PFDEBUG", "ENCODING", "h"), (0, "PFDEBUG", "DECODE", "h"),
+        (0, "PFDEBUG", "bogus", "h"), (0, "PFDEBUG", "TODENSE", "h"), (0, "PFDEBUG", "ENCODING", "h"),
+        (0, "PFDEBUG", "TODENSE", "h"), (0, "PFDEBUG", "DECODE", "h"), (0, "PFCOUNT", "h"), (0, "GET", "h"),
+        (0, "PFADD", "g", "x"), (0, "PFDEBUG", "GETREG", "g"), (0, "GET", "g"), (0, "PFDEBUG", "GETREG", "g"),
+        (0, "SET", "cut", CUT), (0, "PFDEBUG", "DECODE", "cut"), (0, "SET", "valid", CUT_VALID),
+        (0, "PFDEBUG", "DECODE", "valid"), (0, "SET", "short", SHORT), (0, "PFDEBUG", "DECODE", "short"),
+        (0, "PFDEBUG", "TODENSE", "short"), (0, "PFDEBUG", "GETREG", "short"), (0, "GET", "short"),
+        (0, "SET", "past", VAL_PAST_END), (0, "PFDEBUG", "DECODE", "past"),
+        (0, "MULTI"), (0, "PFDEBUG", "ENCODING", "h"), (0, "EXEC"),
+        (0, "EVAL", "return redis.call('pfdebug', 'encoding', KEYS[1])", "1", "h"),
+        (0, "COMMAND", "GETKEYS", "PFDEBUG", "GETREG", "k"), (0, "PFSELFTEST", "x"), (0, "PFSELFTEST"),
+    ],
     "sparse_10": [
         (0, "PFADD", "k", *elems("e", 10)),
         (0, "GET", "k"),
