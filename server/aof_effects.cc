@@ -148,7 +148,7 @@ std::vector<LoggedCommand> LoggedForm(const CommandSpec& spec, Args args, std::s
   if (name == "hpexpire") return {HExpireForm(args, 1, false, now_ms)};
   if (name == "hexpireat") return {HExpireForm(args, 1000, true, now_ms)};
   if (name == "getex") return GetExForm(args, reply, now_ms);
-  if (name == "restore") return {RestoreForm(args, now_ms)};
+  if (name == "restore" || name == "restore-asking") return {RestoreForm(args, now_ms)};
   if (name == "spop") return SpopForm(args, reply);
   if (name == "incrbyfloat") return {{"SET", std::string(args[1]), Decode(reply).text, "KEEPTTL"}};
   if (name == "hincrbyfloat") return {{"HSET", std::string(args[1]), std::string(args[2]), Decode(reply).text}};

@@ -248,6 +248,26 @@ def test_set_repl_without_repl_aof_keeps_a_scripts_writes_out_of_the_log(start_s
         b"1", None, b"3", None, None, b"5", b"6", None]
 
 
+def test_restore_and_restore_asking_log_an_absolute_ttl(start_server, tmp_path):
+    srv = up(start_server, options=aof_options(tmp_path, **{"aof-use-rdb-preamble": "no"}))
+    c = client(srv)
+    c.set("src", "v")
+    payload = c.dump("src")
+    before = int(time.time() * 1000)
+    c.restore("r1", 100_000, payload)
+    c.execute_command("RESTORE-ASKING", "r2", 100_000, payload)
+    after = int(time.time() * 1000)
+    srv.stop()
+    incr = (tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    for name, key in [(b"RESTORE", b"r1"), (b"RESTORE-ASKING", b"r2")]:
+        start = incr.index(b"$%d\r\n%s\r\n$2\r\n%s\r\n" % (len(name), name, key))
+        fields = incr[start:].split(b"\r\n")
+        # name, key, deadline, payload, ABSTTL: a replay never extends the TTL.
+        assert fields[1] == name and fields[3] == key
+        assert before + 100_000 <= int(fields[5]) <= after + 100_000
+        assert fields[8:10] == [b"$6", b"ABSTTL"]
+
+
 QUIET_LIBRARY = ("#!lua name=repl\nredis.register_function('quiet', function(keys) "
                  "redis.set_repl(redis.REPL_NONE); return redis.call('set', keys[1], 'x') end)")
 OTHER_LIBRARY = "#!lua name=other\nredis.register_function('other', function() return 'other' end)"
