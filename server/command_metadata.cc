@@ -188,7 +188,7 @@ std::vector<FoundKey> SetKeys(Args args) {
 }
 
 // As Redis's migrateGetKeys: argument 3, or every argument after KEYS (none when argument
-// 3 is not empty then).
+// 3 is not empty then); AUTH's password and AUTH2's user and password are skipped.
 std::vector<FoundKey> MigrateKeys(Args args) {
   size_t first = 3;
   size_t count = 1;
@@ -199,6 +199,8 @@ std::vector<FoundKey> MigrateKeys(Args args) {
       count = args.size() - first;
       break;
     }
+    if (EqualsIgnoreCase(args[i], "auth")) i += 1;
+    else if (EqualsIgnoreCase(args[i], "auth2")) i += 2;
   }
   std::vector<FoundKey> keys;
   for (size_t i = first; i < first + count; ++i) keys.push_back({i, {"RW", "access", "delete"}});

@@ -14,7 +14,7 @@ void RegisterMigrateCommand(CommandTable& table);
 
 // INFO's migrate_cached_sockets: connections MIGRATE keeps open for its next call.
 size_t MigrateCachedSockets();
-// Closes the cached connections idle for 10 s or more, as Redis's cron does every second.
+// Closes the cached connections idle for more than 10 s, as Redis's cron does.
 void CloseIdleMigrateSockets(int64_t now_ms);
 
 }  // namespace lapse::server

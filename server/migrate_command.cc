@@ -30,12 +30,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/db.h"
@@ -64,17 +66,31 @@ constexpr size_t kWriteChunk = 64 * 1024;   // as Redis sends the commands
 
 // ---- connections ----
 
+// A connection to a target; it closes its socket when it goes.
 struct Link {
   int fd = -1;
   int64_t last_db = -1;  // the database selected on it, -1 when unknown
   int64_t last_use_ms = 0;
   std::string unread;    // received past the last reply line read
-};
 
-void CloseLink(Link& link) {
-  if (link.fd >= 0) ::close(link.fd);
-  link.fd = -1;
-}
+  Link() = default;
+  Link(Link&& other) noexcept { *this = std::move(other); }
+  Link& operator=(Link&& other) noexcept {
+    if (this != &other) {
+      Close();
+      fd = std::exchange(other.fd, -1);
+      last_db = other.last_db;
+      last_use_ms = other.last_use_ms;
+      unread = std::move(other.unread);
+    }
+    return *this;
+  }
+  ~Link() { Close(); }
+  void Close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
 
 // The idle connections, by "host:port". A MIGRATE takes its target's out while it uses it,
 // so two threads never share one.
@@ -94,15 +110,10 @@ class LinkCache {
   }
   void Put(const std::string& name, Link link) {
     std::lock_guard lock(mu_);
-    if (auto it = links_.find(name); it != links_.end()) {
-      CloseLink(it->second);  // another MIGRATE to the same target cached one meanwhile
-      links_.erase(it);
-    }
-    if (links_.size() >= kMaxCachedLinks) {
-      // As Redis: full, one goes at random (the hash order is as good as random here).
-      CloseLink(links_.begin()->second);
-      links_.erase(links_.begin());
-    }
+    // Another MIGRATE to the same target may have cached one meanwhile: it goes.
+    if (auto it = links_.find(name); it != links_.end()) links_.erase(it);
+    // As Redis: full, one goes at random (the hash order is as good as random here).
+    if (links_.size() >= kMaxCachedLinks) links_.erase(links_.begin());
     links_.emplace(name, std::move(link));
   }
   size_t Size() {
@@ -113,7 +124,6 @@ class LinkCache {
     std::lock_guard lock(mu_);
     for (auto it = links_.begin(); it != links_.end();) {
       if (now_ms - it->second.last_use_ms > kLinkIdleMs) {
-        CloseLink(it->second);
         it = links_.erase(it);
       } else {
         ++it;
@@ -198,16 +208,24 @@ bool SendAll(int fd, std::string_view data, int64_t timeout_ms) {
   return true;
 }
 
-// One reply line (without its CRLF) within `timeout_ms`. A closed connection is an error
-// whose errno is not ETIMEDOUT, so it may be retried.
+// One reply line (without its CRLF) within `timeout_ms`, cut to 1023 bytes as Redis's
+// buffer cuts it. A closed connection, or a line that does not end, is an error whose errno
+// is not ETIMEDOUT, so it may be retried.
 bool ReadLine(Link& link, int64_t timeout_ms, std::string* line) {
+  constexpr size_t kMaxLine = 1023;
+  constexpr size_t kMaxUnread = 64 * 1024;
   int64_t deadline = SteadyMs() + timeout_ms;
   for (;;) {
     if (size_t end = link.unread.find('\n'); end != std::string::npos) {
       line->assign(link.unread, 0, end);
       if (!line->empty() && line->back() == '\r') line->pop_back();
+      if (line->size() > kMaxLine) line->resize(kMaxLine);
       link.unread.erase(0, end + 1);
       return true;
+    }
+    if (link.unread.size() > kMaxUnread) {
+      errno = EPROTO;
+      return false;
     }
     char buf[4096];
     ssize_t n = ::recv(link.fd, buf, sizeof buf, 0);
@@ -222,20 +240,6 @@ bool ReadLine(Link& link, int64_t timeout_ms, std::string* line) {
       return false;
     }
   }
-}
-
-void AppendBulk(std::string& out, std::string_view s) {
-  out += '$';
-  out += std::to_string(s.size());
-  out += "\r\n";
-  out += s;
-  out += "\r\n";
-}
-
-void AppendCount(std::string& out, size_t n) {
-  out += '*';
-  out += std::to_string(n);
-  out += "\r\n";
 }
 
 // ---- the command ----
@@ -285,6 +289,8 @@ bool ParseMigrate(ConnCommand& c, MigrateRequest* m) {
     return c.reply.Error(protocol::errors::kNotInteger), false;
   }
   if (m->timeout_ms <= 0) m->timeout_ms = 1000;
+  // Longer than poll can wait (24 days) is as good as forever, and keeps deadlines in range.
+  m->timeout_ms = std::min<int64_t>(m->timeout_ms, INT_MAX);
   for (size_t i = 0; i < key_count; ++i) m->keys.push_back(c.args[first_key + i]);
   return true;
 }
@@ -298,17 +304,19 @@ struct FoundKey {
 // has not expired meanwhile (`sent` lists those).
 std::string RestoreCommands(ConnCommand& c, const MigrateRequest& m, const std::vector<FoundKey>& found,
                             bool select, int64_t now_ms, std::vector<FoundKey>* sent) {
+  // A command is written as a client sends it: an array of bulk strings.
   std::string out;
+  protocol::ReplyWriter w(&out);
   if (m.password) {
-    AppendCount(out, m.username ? 3 : 2);
-    AppendBulk(out, "AUTH");
-    if (m.username) AppendBulk(out, *m.username);
-    AppendBulk(out, *m.password);
+    w.ArrayHeader(m.username ? 3 : 2);
+    w.Bulk("AUTH");
+    if (m.username) w.Bulk(*m.username);
+    w.Bulk(*m.password);
   }
   if (select) {
-    AppendCount(out, 2);
-    AppendBulk(out, "SELECT");
-    AppendBulk(out, std::to_string(m.db));
+    w.ArrayHeader(2);
+    w.Bulk("SELECT");
+    w.Bulk(std::to_string(m.db));
   }
   ShardSet& shards = c.server.shards();
   for (const FoundKey& k : found) {
@@ -318,12 +326,12 @@ std::string RestoreCommands(ConnCommand& c, const MigrateRequest& m, const std::
     if (e->deadline() != engine::kNoDeadline) ttl = std::max<int64_t>(e->deadline() - now_ms, 1);
     std::string body;
     engine::rdb::AppendValue(body, e, c.server.persistence().compression());
-    AppendCount(out, m.replace ? 5 : 4);
-    AppendBulk(out, "RESTORE");
-    AppendBulk(out, k.key);
-    AppendBulk(out, std::to_string(ttl));
-    AppendBulk(out, engine::rdb::SealPayload(std::move(body)));
-    if (m.replace) AppendBulk(out, "REPLACE");
+    w.ArrayHeader(m.replace ? 5 : 4);
+    w.Bulk("RESTORE");
+    w.Bulk(k.key);
+    w.Bulk(std::to_string(ttl));
+    w.Bulk(engine::rdb::SealPayload(std::move(body)));
+    if (m.replace) w.Bulk("REPLACE");
     sent->push_back(k);
   }
   return out;
@@ -374,6 +382,9 @@ void MigrateHolding(ConnCommand& c, const MigrateRequest& m) {
     }
     bool select = link.last_db != m.db;
     std::vector<FoundKey> sent;
+    // Each attempt reads the clock again: the TTLs sent are what is left now, and a key that
+    // expired while connecting is not sent.
+    now = c.server.clock().NowMs();
     std::string commands = RestoreCommands(c, m, found, select, now, &sent);
     bool write_error = !SendAll(link.fd, commands, m.timeout_ms);
     std::string auth_reply, select_reply, reply;
@@ -405,7 +416,7 @@ void MigrateHolding(ConnCommand& c, const MigrateRequest& m) {
     // target: once more on a new one, unless the target was too slow.
     bool retry = !target_error && socket_error && replies == 0 && may_retry && error_number != ETIMEDOUT;
     if (socket_error) {
-      CloseLink(link);
+      link.Close();
     } else {
       // After an error from the target, which database is selected there is not known.
       link.last_db = target_error ? -1 : m.db;
@@ -435,14 +446,18 @@ void CmdMigrate(ConnCommand& c) {
   shards.RunHolding(ids, [&] { MigrateHolding(c, m); });
 }
 
-// As Redis's migrateGetKeys: argument 3, or every argument after KEYS.
+// As Redis's migrateGetKeys: argument 3, or every argument after KEYS (AUTH's password and
+// AUTH2's user and password are skipped on the way).
 void MigrateKeys(Args args, std::vector<size_t>* out) {
   for (size_t i = 6; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(AsCString(args[i]), "KEYS")) {
+    std::string_view a = AsCString(args[i]);
+    if (EqualsIgnoreCase(a, "KEYS")) {
       if (!args[3].empty()) return;
       for (size_t k = i + 1; k < args.size(); ++k) out->push_back(k);
       return;
     }
+    if (EqualsIgnoreCase(a, "AUTH")) i += 1;
+    else if (EqualsIgnoreCase(a, "AUTH2")) i += 2;
   }
   out->push_back(3);
 }

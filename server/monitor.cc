@@ -68,8 +68,32 @@ bool HiddenFromMonitor(std::string_view full_name) {
   return std::find(std::begin(kHidden), std::end(kHidden), full_name) != std::end(kHidden);
 }
 
+namespace {
+// MIGRATE's AUTH password and AUTH2 user and password, as Redis's parse hides them: up to the
+// first option it rejects, or KEYS.
+void RedactMigrate(const std::vector<std::string_view>& args, std::vector<std::string_view>& shown) {
+  for (size_t j = 6; j < args.size(); ++j) {
+    std::string_view a = protocol::AsCString(args[j]);
+    size_t more = args.size() - 1 - j;
+    if (protocol::EqualsIgnoreCase(a, "COPY") || protocol::EqualsIgnoreCase(a, "REPLACE")) continue;
+    if (protocol::EqualsIgnoreCase(a, "AUTH") && more >= 1) {
+      shown[++j] = "(redacted)";
+    } else if (protocol::EqualsIgnoreCase(a, "AUTH2") && more >= 2) {
+      shown[++j] = "(redacted)";
+      shown[++j] = "(redacted)";
+    } else {
+      return;
+    }
+  }
+}
+}  // namespace
+
 std::vector<std::string_view> RedactedArgs(const CommandSpec& spec, const std::vector<std::string_view>& args) {
   std::vector<std::string_view> shown(args.begin(), args.end());
+  if (spec.name == "migrate") {
+    RedactMigrate(args, shown);
+    return shown;
+  }
   // ACL SETUSER: everything after the subcommand, the user's name included.
   bool setuser = spec.name == "acl" && args.size() > 1 && protocol::EqualsIgnoreCase(args[1], "SETUSER");
   for (size_t i = 1; i < shown.size(); ++i) {

@@ -208,6 +208,9 @@ ERRORS = [
     ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "1000", "KEYS", "a", "b"),
     ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "1000", "AUTH", "x", "KEYS", "a"),
     ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "1000", "KEYS", "a"),
+    ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "1000", "AUTH", "keys", "KEYS", "a"),
+    ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "1000", "AUTH2", "keys", "keys", "KEYS", "b"),
+    ("COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "1000", "AUTH", "keys"),
     ("COMMAND", "GETKEYSANDFLAGS", "MIGRATE", "h", "1", "k", "0", "1000"),
     ("COMMAND", "INFO", "MIGRATE"),
     ("SET", "a", "1"), ("MIGRATE", "{host}", "{port}", "a", "0", "1000", "COPY", "COPY", "REPLACE"), ("EXISTS", "a"),
@@ -216,6 +219,25 @@ ERRORS = [
     ("MIGRATE", "{host}", "{port}", "s2", "0", "1000", "REPLACE", "AUTH2", "nouser", "nopass"), ("EXISTS", "s2"),
     ("MULTI",), ("MIGRATE", "{host}", "{port}", "a", "0", "1000", "REPLACE"), ("EXEC",),
 ]
+
+
+def test_passwords_are_hidden_from_slowlog_and_monitor(r, target, dest):
+    r.config_set("slowlog-log-slower-than", 0)
+    r.slowlog_reset()
+    r.set("a", "1")
+    with pytest.raises(redis.ResponseError):
+        migrate(r, target, "a", 0, "COPY", "AUTH", "secret1")
+    with pytest.raises(redis.ResponseError):
+        migrate(r, target, "a", 0, "AUTH2", "user", "secret2", "REPLACE")
+    with pytest.raises(redis.ResponseError):
+        migrate(r, target, "a", 0, "bogus", "AUTH", "shown")
+    logged = [e["command"].decode() for e in r.slowlog_get(10) if e["command"].startswith(b"MIGRATE")]
+    r.config_set("slowlog-log-slower-than", 10000)
+    port = str(target.port)
+    assert logged == [
+        f"MIGRATE 127.0.0.1 {port} a 0 5000 bogus AUTH shown",  # refused before AUTH was read
+        f"MIGRATE 127.0.0.1 {port} a 0 5000 AUTH2 (redacted) (redacted) REPLACE",
+        f"MIGRATE 127.0.0.1 {port} a 0 5000 COPY AUTH (redacted)"]
 
 
 def run_errors(port, target):
