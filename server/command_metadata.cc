@@ -9,6 +9,7 @@
 
 #include "protocol/arg_reader.h"
 #include "protocol/reply_writer.h"
+#include "server/migrate.h"
 
 namespace lapse::server {
 
@@ -187,23 +188,12 @@ std::vector<FoundKey> SetKeys(Args args) {
   return {{1, {"OW", "update"}}};
 }
 
-// As Redis's migrateGetKeys: argument 3, or every argument after KEYS (none when argument
-// 3 is not empty then); AUTH's password and AUTH2's user and password are skipped.
+// MIGRATE's keys (server/migrate.h), each flagged as Redis's migrateGetKeys flags them.
 std::vector<FoundKey> MigrateKeys(Args args) {
-  size_t first = 3;
-  size_t count = 1;
-  for (size_t i = 6; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "keys")) {
-      if (!args[3].empty()) return {};
-      first = i + 1;
-      count = args.size() - first;
-      break;
-    }
-    if (EqualsIgnoreCase(args[i], "auth")) i += 1;
-    else if (EqualsIgnoreCase(args[i], "auth2")) i += 2;
-  }
+  std::vector<size_t> positions;
+  MigrateKeyPositions(args, &positions);
   std::vector<FoundKey> keys;
-  for (size_t i = first; i < first + count; ++i) keys.push_back({i, {"RW", "access", "delete"}});
+  for (size_t i : positions) keys.push_back({i, {"RW", "access", "delete"}});
   return keys;
 }
 

@@ -116,8 +116,8 @@ void RegisterDumpCommands(CommandTable& table) {
              "Returns a serialized representation of the value stored at a key."});
   table.Add({"restore", -4, kWrite | kDenyOom | kDangerous, 1, 1, 1, CmdRestore, "generic",
              "Creates a key from the serialized representation of a value."});
-  // What MIGRATE sends a cluster node; a standalone server runs it as RESTORE.
   RegisterMigrateCommand(table);
+  // What MIGRATE sends a cluster node; a standalone server runs it as RESTORE.
   table.Add({"restore-asking", -4, kWrite | kDenyOom | kDangerous, 1, 1, 1, CmdRestore, "server",
              "An internal command for migrating keys in a cluster."});
 }

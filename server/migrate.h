@@ -5,12 +5,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "server/command_table.h"
 
 namespace lapse::server {
 
 void RegisterMigrateCommand(CommandTable& table);
+
+// MIGRATE's keys, as Redis's migrateGetKeys finds them: argument 3, or every argument after
+// KEYS (none when argument 3 is not empty then); AUTH's password and AUTH2's user and
+// password are skipped on the way. The command table's finder, and COMMAND GETKEYS's.
+void MigrateKeyPositions(Args args, std::vector<size_t>* out);
 
 // INFO's migrate_cached_sockets: connections MIGRATE keeps open for its next call.
 size_t MigrateCachedSockets();

@@ -390,6 +390,11 @@ void MigrateHolding(ConnCommand& c, const MigrateRequest& m) {
     std::string auth_reply, select_reply, reply;
     bool socket_error = write_error || (m.password && !ReadLine(link, m.timeout_ms, &auth_reply)) ||
                         (select && !ReadLine(link, m.timeout_ms, &select_reply));
+    // As Redis: an AUTH or SELECT that failed fails every RESTORE after it, and the first
+    // error is the one reported.
+    const std::string* setup_error = auth_reply.starts_with('-')     ? &auth_reply
+                                     : select_reply.starts_with('-') ? &select_reply
+                                                                     : nullptr;
     std::optional<std::string> target_error;
     std::vector<FoundKey> moved;
     size_t replies = 0;
@@ -398,14 +403,9 @@ void MigrateHolding(ConnCommand& c, const MigrateRequest& m) {
         socket_error = true;
         break;
       }
-      if ((m.password && auth_reply.starts_with('-')) || (select && select_reply.starts_with('-')) ||
-          reply.starts_with('-')) {
-        if (!target_error) {
-          const std::string& line = m.password && auth_reply.starts_with('-') ? auth_reply
-                                    : select && select_reply.starts_with('-') ? select_reply
-                                                                              : reply;
-          target_error = line.substr(1);
-        }
+      const std::string* error = setup_error != nullptr ? setup_error : reply.starts_with('-') ? &reply : nullptr;
+      if (error != nullptr) {
+        if (!target_error) target_error = error->substr(1);
       } else if (!m.copy) {
         moved.push_back(sent[replies]);
       }
@@ -446,9 +446,9 @@ void CmdMigrate(ConnCommand& c) {
   shards.RunHolding(ids, [&] { MigrateHolding(c, m); });
 }
 
-// As Redis's migrateGetKeys: argument 3, or every argument after KEYS (AUTH's password and
-// AUTH2's user and password are skipped on the way).
-void MigrateKeys(Args args, std::vector<size_t>* out) {
+}  // namespace
+
+void MigrateKeyPositions(Args args, std::vector<size_t>* out) {
   for (size_t i = 6; i < args.size(); ++i) {
     std::string_view a = AsCString(args[i]);
     if (EqualsIgnoreCase(a, "KEYS")) {
@@ -462,12 +462,10 @@ void MigrateKeys(Args args, std::vector<size_t>* out) {
   out->push_back(3);
 }
 
-}  // namespace
-
 void RegisterMigrateCommand(CommandTable& table) {
   CommandSpec migrate{"migrate", -6, kWrite | kDangerous, 3, 3, 1, CmdMigrate, "generic",
                       "Atomically transfer a key from a Redis instance to another one."};
-  migrate.find_keys = MigrateKeys;
+  migrate.find_keys = MigrateKeyPositions;
   table.Add(std::move(migrate));
 }
 
