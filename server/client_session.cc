@@ -19,6 +19,7 @@ std::string Flags(const ClientInfo& c) {
   if (tracking & kTrackingBrokenRedirect) flags += 'R';
   if (tracking & kTrackingBcast) flags += 'B';
   if (c.watcher.IsDirty()) flags += 'd';
+  if (c.unix_socket) flags += 'U';
   if (c.no_evict.load(std::memory_order_relaxed)) flags += 'e';
   return flags.empty() ? "N" : flags;
 }
@@ -30,8 +31,10 @@ std::string Redirect(const ClientInfo& c) {
 }
 }  // namespace
 
-std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms, int fd) {
+std::shared_ptr<ClientInfo> ClientRegistry::Add(std::string addr, std::string laddr, int64_t now_ms, int fd,
+                                                bool unix_socket) {
   auto info = std::make_shared<ClientInfo>();
+  info->unix_socket = unix_socket;
   info->id = NextId();
   info->fd = fd;
   info->addr = std::move(addr);

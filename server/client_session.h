@@ -30,6 +30,7 @@ struct ClientInfo {
   uint64_t id = 0;
   std::string addr;   // peer, "ip:port"
   std::string laddr;  // local, "ip:port"
+  bool unix_socket = false;  // came through the unix socket (flag U); set before it is listed
   int64_t created_ms = 0;
   std::atomic<int64_t> last_active_ms{0};
   std::atomic<int> db{0};
@@ -78,7 +79,8 @@ struct ClientInfo {
 
 class ClientRegistry {
  public:
-  std::shared_ptr<ClientInfo> Add(std::string addr, std::string laddr, int64_t now_ms, int fd = -1);
+  std::shared_ptr<ClientInfo> Add(std::string addr, std::string laddr, int64_t now_ms, int fd = -1,
+                                  bool unix_socket = false);
   void Remove(uint64_t id);
   size_t size() const {
     std::lock_guard lock(mu_);

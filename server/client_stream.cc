@@ -20,7 +20,7 @@ struct ClientStream::WatchState {
   char chunk[16 * 1024];
 };
 
-ClientStream::ClientStream(tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
+ClientStream::ClientStream(Socket socket, std::shared_ptr<asio::ssl::context> context)
     : socket_(std::move(socket)), context_(std::move(context)) {
   if (context_) tls_ = std::make_unique<TlsStream>(socket_, *context_);
 }
@@ -53,8 +53,8 @@ void ClientStream::Watch(std::function<bool(std::string_view)> on_data, std::fun
   }
 }
 
-void ClientStream::WatchPlain(tcp::socket* socket, std::shared_ptr<WatchState> state) {
-  socket->async_wait(tcp::socket::wait_read, [socket, state](boost::system::error_code ec) {
+void ClientStream::WatchPlain(Socket* socket, std::shared_ptr<WatchState> state) {
+  socket->async_wait(Socket::wait_read, [socket, state](boost::system::error_code ec) {
     if (ec || !state->active) return;
     ssize_t n = ::recv(socket->native_handle(), state->chunk, sizeof state->chunk, MSG_DONTWAIT);
     if (n > 0) {

@@ -1,6 +1,6 @@
 // File: server/client_stream.h
 //
-// A client's byte stream: a plain TCP socket, or TLS over one (tls-port). The connection,
+// A client's byte stream: a plain TCP or unix-domain socket, or TLS over TCP (tls-port). The connection,
 // the dispatcher's early flushes and blocking commands' waits read and write through it, so
 // one implementation of the connection serves both kinds of port.
 //
@@ -15,23 +15,34 @@
 #include <boost/asio/ssl.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "server/asio.h"
 
 namespace lapse::server {
 
+// Where a client came from, as CLIENT LIST shows it.
+struct ClientPeer {
+  std::string addr;   // "ip:port", or the unix socket's path and ":0"
+  std::string laddr;  // the same for the server's end
+  bool local = false;  // loopback or the unix socket: protected mode and enable-debug-command local let it in
+  bool unix_socket = false;
+};
+
 class ClientStream {
  public:
-  using TlsStream = asio::ssl::stream<tcp::socket&>;
+  // Either family of stream socket: TCP (port, tls-port) or unix-domain (unixsocket).
+  using Socket = asio::generic::stream_protocol::socket;
+  using TlsStream = asio::ssl::stream<Socket&>;
   // A TLS stream that has yet to Handshake() when `context` is set (kept alive for as long as
   // the stream lives); a plain one otherwise.
-  explicit ClientStream(tcp::socket socket, std::shared_ptr<asio::ssl::context> context = nullptr);
+  explicit ClientStream(Socket socket, std::shared_ptr<asio::ssl::context> context = nullptr);
   ClientStream(const ClientStream&) = delete;
   ClientStream& operator=(const ClientStream&) = delete;
 
-  tcp::socket& socket() { return socket_; }
-  const tcp::socket& socket() const { return socket_; }
+  Socket& socket() { return socket_; }
+  const Socket& socket() const { return socket_; }
   bool tls() const { return tls_ != nullptr; }
   bool is_open() const { return socket_.is_open(); }
 
@@ -68,16 +79,16 @@ class ClientStream {
   }
   void Close() {
     boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.shutdown(Socket::shutdown_both, ignored);
     socket_.close(ignored);
   }
 
  private:
   struct WatchState;
-  static void WatchPlain(tcp::socket* socket, std::shared_ptr<WatchState> state);
+  static void WatchPlain(Socket* socket, std::shared_ptr<WatchState> state);
   void WatchTls(std::shared_ptr<WatchState> state);
 
-  tcp::socket socket_;
+  Socket socket_;
   std::shared_ptr<asio::ssl::context> context_;
   std::unique_ptr<TlsStream> tls_;
   std::shared_ptr<WatchState> watch_;

@@ -7,6 +7,7 @@
 // files load and nothing is ever answered OK without taking effect.
 #include "server/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -24,10 +25,25 @@ namespace lapse::server {
 
 namespace {
 
+// Redis's MULTI_ARG_CONFIG parameters: a file line or command-line flag may give their value
+// as several words.
+bool IsMultiWordOption(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"save", "client-output-buffer-limit", "oom-score-adj-values", "bind",
+                                                "replicaof", "slaveof", "latency-tracking-info-percentiles"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
 const std::vector<ConfigOption>& Options() {
   static const std::vector<ConfigOption> kOptions = {
       IntOption("port", false, &Settings::port, 0, 65535),
-      StringOption("bind", false, &Settings::bind),
+      BindOption(),
+      IntOption("tcp-backlog", false, &Settings::tcp_backlog, 0, INT32_MAX),
+      IntOption("tcp-keepalive", true, &Settings::tcp_keepalive, 0, INT32_MAX),
+      StringOption("unixsocket", false, &Settings::unixsocket),
+      OctalOption("unixsocketperm", false, &Settings::unixsocketperm, 0, 0777),
+      BoolOption("daemonize", false, &Settings::daemonize),
+      StringOption("pidfile", false, &Settings::pidfile),
+      ImmutableEnumOption("supervised", &Settings::supervised, "upstart, systemd, auto, no"),
       IntOption("threads", false, &Settings::threads, 0, 256),
       IntOption("databases", false, &Settings::databases, 1, 1 << 16),
       IntOption("maxclients", true, &Settings::maxclients, 1, 1'000'000),
@@ -333,35 +349,51 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     ++line_no;
+    // As Redis: a comment is skipped before it is split, so quotes in it never matter.
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') continue;
     auto words = SplitLine(line);
     if (!words) return "line " + std::to_string(line_no) + ": unbalanced quotes";
-    if (words->empty() || (*words)[0][0] == '#') continue;
-    std::string name = protocol::AsciiLower((*words)[0]);
-    if (name == "rename-command") {
-      if (words->size() != 3) return "line " + std::to_string(line_no) + ": rename-command needs two arguments";
-      settings_.renamed_commands.emplace_back((*words)[1], (*words)[2]);
-      continue;
-    }
-    if (name == "user") {  // as many as there are users, each several words
-      std::string rules;
-      for (size_t w = 1; w < words->size(); ++w) rules += (w > 1 ? " " : "") + (*words)[w];
-      settings_.users.push_back(std::move(rules));
-      continue;
-    }
-    std::string value = words->size() > 1 ? (*words)[1] : "";
-    if (name == "client-output-buffer-limit" || name == "save") {  // values of several words
-      for (size_t w = 2; w < words->size(); ++w) value += " " + (*words)[w];
-      // As in Redis, a file's first `save` line replaces the defaults and later ones add rules.
-      if (name == "save" && saw_save && !value.empty() && !settings_.save_rules.empty()) {
-        value = FormatSaveRules(settings_) + " " + value;
-      }
-      if (name == "save") saw_save = true;
-    } else if (words->size() != 2) {
-      return "line " + std::to_string(line_no) + ": '" + name + "' takes one argument";
-    }
-    if (auto err = SetLocked(name, value, true)) return "line " + std::to_string(line_no) + ": " + *err;
+    if (words->empty()) continue;
+    if (auto err = ApplyLineLocked(*words, &saw_save)) return "line " + std::to_string(line_no) + ": " + *err;
   }
   return std::nullopt;
+}
+
+// One `name value...` line of a file or of the command line.
+std::optional<std::string> Config::ApplyLineLocked(const std::vector<std::string>& words, bool* saw_save) {
+  std::string name = protocol::AsciiLower(words[0]);
+  if (name == "rename-command") {
+    if (words.size() != 3) return std::string("rename-command needs two arguments");
+    settings_.renamed_commands.emplace_back(words[1], words[2]);
+    return std::nullopt;
+  }
+  if (name == "user") {  // as many as there are users, each several words
+    std::string rules;
+    for (size_t w = 1; w < words.size(); ++w) rules += (w > 1 ? " " : "") + words[w];
+    settings_.users.push_back(std::move(rules));
+    return std::nullopt;
+  }
+  std::string value = words.size() > 1 ? words[1] : "";
+  if (IsMultiWordOption(name)) {  // values of several words
+    if (words.size() == 2 && !value.empty()) {
+      // One quoted word is split as Redis splits it (sdssplitargs): `bind "a  b"` is two.
+      std::optional<std::vector<std::string>> parts = SplitLine(value);
+      if (parts && !parts->empty()) {
+        value.clear();
+        for (const std::string& part : *parts) value += (value.empty() ? "" : " ") + part;
+      }
+    }
+    for (size_t w = 2; w < words.size(); ++w) value += " " + words[w];
+    // As in Redis, a file's first `save` line replaces the defaults and later ones add rules.
+    if (name == "save" && *saw_save && !value.empty() && !settings_.save_rules.empty()) {
+      value = FormatSaveRules(settings_) + " " + value;
+    }
+    if (name == "save") *saw_save = true;
+  } else if (words.size() != 2) {
+    return "'" + name + "' takes one argument";
+  }
+  return SetLocked(name, value, true);
 }
 
 std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exit_now) {
@@ -378,6 +410,7 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
     config_file_ = ec ? std::string(argv[i]) : absolute.string();
     ++i;
   }
+  auto is_flag = [&](int at) { return std::string_view(argv[at]).rfind("--", 0) == 0; };
   for (; i < argc; ++i) {
     std::string_view flag(argv[i]);
     if (flag == "--help" || flag == "-h") {
@@ -390,10 +423,23 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
       *exit_now = true;
       return std::nullopt;
     }
-    if (flag.rfind("--", 0) != 0) return "unexpected argument '" + std::string(flag) + "'";
-    if (i + 1 >= argc) return "missing value for '" + std::string(flag) + "'";
+    if (!is_flag(i)) return "unexpected argument '" + std::string(flag) + "'";
+    // As Redis reads its command line: each flag and the words after it, up to the next
+    // "--", make one configuration line (`--save 900 1 300 10`, `--rename-command A B`); the
+    // first word after a flag is its value whatever it looks like, except that a bare
+    // `--save` means `save ""`.
+    std::vector<std::string> words{std::string(flag.substr(2))};
+    bool bare_save = protocol::AsciiLower(words[0]) == "save" && (i + 1 >= argc || is_flag(i + 1));
+    if (bare_save) {
+      words.emplace_back();
+    } else {
+      if (i + 1 >= argc) return "missing value for '" + std::string(flag) + "'";
+      words.emplace_back(argv[++i]);
+      while (i + 1 < argc && !is_flag(i + 1)) words.emplace_back(argv[++i]);
+    }
     std::lock_guard lock(mu_);
-    if (auto err = SetLocked(flag.substr(2), argv[++i], true)) return *err;
+    bool saw_save = false;
+    if (auto err = ApplyLineLocked(words, &saw_save)) return err;
   }
   return std::nullopt;
 }
@@ -409,7 +455,14 @@ std::string Config::Usage() {
          "       lapse-server --help | --version\n\n"
          "Options (also valid as 'name value' lines in the config file; flags override the file):\n"
          "  --port N                   TCP port (default 6379)\n"
-         "  --bind ADDR                address to listen on (default 127.0.0.1)\n"
+         "  --bind \"ADDR ...\"         addresses to listen on; '-ADDR' may be missing, * and ::* are all (default 127.0.0.1)\n"
+         "  --unixsocket PATH          also listen on this unix-domain socket\n"
+         "  --unixsocketperm MODE      its file mode, in octal (default 0: as the umask leaves it)\n"
+         "  --tcp-backlog N            listen queue of each socket (default 511)\n"
+         "  --tcp-keepalive SECONDS    probe TCP clients silent this long; 0 = never (default 300)\n"
+         "  --daemonize yes|no         run in the background (default no)\n"
+         "  --pidfile PATH             write the process id here (daemonized default: /var/run/lapse.pid)\n"
+         "  --supervised upstart|systemd|auto|no  tell the supervisor when ready (default no)\n"
          "  --threads N                event-loop threads, 16 shards each (default: cores - 1, at least 1)\n"
          "  --databases N              numbered databases for SELECT (default 16)\n"
          "  --maxclients N             connections accepted at once (default 10000)\n"

@@ -44,7 +44,16 @@ inline uint64_t CountedOutputBytes(uint64_t pending) {
 
 struct Settings {
   int port = 6379;
+  // Addresses to listen on, as given: separated by single spaces, "-" before one that may be
+  // missing, "*" and "::*" for every IPv4 and IPv6 address (server/listeners.h).
   std::string bind = "127.0.0.1";
+  int64_t tcp_backlog = 511;    // listen()'s queue for the TCP and unix sockets
+  int64_t tcp_keepalive = 300;  // seconds before a silent TCP client is probed; 0: no probes
+  std::string unixsocket;       // a unix-domain socket to listen on; empty: none
+  int64_t unixsocketperm = 0;   // its file mode; 0: as the umask leaves it
+  bool daemonize = false;       // detach from the terminal at start-up (server/process.h)
+  std::string pidfile;          // where the process id is written; empty: nowhere unless daemonized
+  std::string supervised = "no";  // upstart, systemd, auto or no: tell a supervisor when ready
   int threads = 0;  // 0: one per core
   int databases = 16;
   int64_t maxclients = 10000;
@@ -137,6 +146,10 @@ struct Settings {
   bool no_appendfsync_on_rewrite = false;
 };
 
+// bind's addresses: Redis splits its value on single spaces, so "a  b" has an empty one (which
+// then fails to bind); "" has none.
+std::vector<std::string> SplitBindAddresses(std::string_view bind);
+
 // The directory snapshots go to: `dir`, or the working directory when it was never set.
 std::string EffectiveDir(const Settings& s);
 
@@ -192,6 +205,8 @@ class Config {
 
  private:
   std::optional<std::string> SetLocked(std::string_view name, std::string_view value, bool at_startup);
+  // One configuration line, `name value...`; *saw_save tracks the file's `save` lines.
+  std::optional<std::string> ApplyLineLocked(const std::vector<std::string>& words, bool* saw_save);
 
   mutable std::mutex mu_;
   Settings settings_;

@@ -7,6 +7,9 @@
 #include "server/config_options.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <array>
 #include <cctype>
 #include <filesystem>
@@ -194,6 +197,44 @@ ConfigOption BoolOption(const char* name, bool mut, bool Settings::*field) {
                       [field](const Settings& s) { return std::string(s.*field ? "yes" : "no"); }};
 }
 
+ConfigOption OctalOption(const char* name, bool mut, int64_t Settings::*field, int64_t min, int64_t max) {
+  return ConfigOption{name, mut,
+                      [field, min, max](Settings& s, std::string_view v) -> std::optional<std::string> {
+                        std::string terminated(v);
+                        char* end = nullptr;
+                        errno = 0;
+                        long long n = std::strtoll(terminated.c_str(), &end, 8);
+                        if (errno == EINVAL || errno == ERANGE || *end != '\0') {
+                          return "argument couldn't be parsed into an integer";
+                        }
+                        if (n < min || n > max) {
+                          // Redis shows an octal parameter's bounds in octal.
+                          char bounds[64];
+                          std::snprintf(bounds, sizeof bounds, "%llo and %llo", static_cast<unsigned long long>(min),
+                                        static_cast<unsigned long long>(max));
+                          return std::string("argument must be between ") + bounds + " inclusive";
+                        }
+                        s.*field = n;
+                        return std::nullopt;
+                      },
+                      [field](const Settings& s) {
+                        char octal[32];
+                        std::snprintf(octal, sizeof octal, "%llo", static_cast<unsigned long long>(s.*field));
+                        return std::string(octal);
+                      }};
+}
+
+ConfigOption BindOption() {
+  return ConfigOption{"bind", true,
+                      [](Settings& s, std::string_view v) -> std::optional<std::string> {
+                        // Redis's CONFIG_BINDADDR_MAX.
+                        if (SplitBindAddresses(v).size() > 16) return "Too many bind addresses specified.";
+                        s.bind = std::string(v);
+                        return std::nullopt;
+                      },
+                      [](const Settings& s) { return s.bind; }};
+}
+
 ConfigOption StringOption(const char* name, bool mut, std::string Settings::*field) {
   return ConfigOption{name, mut,
                       [field](Settings& s, std::string_view v) -> std::optional<std::string> {
@@ -219,6 +260,24 @@ ConfigOption EnumOption(const char* name, std::string Settings::*field, const ch
                         return std::string("argument(s) must be one of the following: ") + choices;
                       },
                       [field](const Settings& s) { return s.*field; }};
+}
+
+ConfigOption ImmutableEnumOption(const char* name, std::string Settings::*field, const char* choices) {
+  ConfigOption option = EnumOption(name, field, choices);
+  option.mutable_at_runtime = false;
+  return option;
+}
+
+std::vector<std::string> SplitBindAddresses(std::string_view bind) {
+  std::vector<std::string> out;
+  if (bind.empty()) return out;
+  while (true) {
+    size_t space = bind.find(' ');
+    out.emplace_back(bind.substr(0, space));
+    if (space == std::string_view::npos) break;
+    bind.remove_prefix(space + 1);
+  }
+  return out;
 }
 
 ConfigOption HzOption() {

@@ -52,9 +52,16 @@ ConfigOption MemOption(const char* name, int64_t Settings::*field, int64_t min =
 // maxmemory, which Redis keeps unsigned (see config_options.cc).
 ConfigOption UnsignedMemOption(const char* name, int64_t Settings::*field);
 ConfigOption BoolOption(const char* name, bool mut, bool Settings::*field);
+// An octal number within [min, max] (unixsocketperm), read with strtoll in base 8 and shown
+// in octal, as Redis's OCTAL_CONFIG.
+ConfigOption OctalOption(const char* name, bool mut, int64_t Settings::*field, int64_t min, int64_t max);
+// `bind`: up to 16 addresses separated by single spaces, kept as given.
+ConfigOption BindOption();
 ConfigOption StringOption(const char* name, bool mut, std::string Settings::*field);
 // One of `choices` (comma-separated, as Redis's error lists them), stored lower-cased.
 ConfigOption EnumOption(const char* name, std::string Settings::*field, const char* choices);
+// The same, set only at start-up.
+ConfigOption ImmutableEnumOption(const char* name, std::string Settings::*field, const char* choices);
 // `hz`: any int, kept within 1..500 as Redis's updateHZ keeps it.
 ConfigOption HzOption();
 ConfigOption OutputBufferLimitOption();

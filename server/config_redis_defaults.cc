@@ -7,8 +7,6 @@
 // default is the working directory, is answered live by Config::Get.
 #include "server/config.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <string>
 
 #include "protocol/arg_reader.h"
@@ -65,7 +63,6 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
     {"cluster-slave-validity-factor", "10"},
     {"crash-log-enabled", "yes"},
     {"crash-memcheck-enabled", "yes"},
-    {"daemonize", "no"},
     {"disable-thp", "yes"},
     {"dynamic-hz", "yes"},
     {"enable-module-command", "no"},
@@ -90,7 +87,6 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
     {"no-appendfsync-on-rewrite", "no"},
     {"oom-score-adj", "no"},
     {"oom-score-adj-values", "0 200 800"},
-    {"pidfile", ""},
     {"proc-title-template", "{title} {listen-addr} {server-mode}"},
     {"propagation-error-behavior", "ignore"},
     {"rdb-del-sync-files", "no"},
@@ -133,20 +129,15 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
     {"stop-writes-on-bgsave-error", "yes"},
     {"stream-node-max-bytes", "4096"},
     {"stream-node-max-entries", "100"},
-    {"supervised", "no"},
     {"syslog-enabled", "no"},
     {"syslog-facility", "local0"},
     {"syslog-ident", "redis"},
-    {"tcp-backlog", "511"},
-    {"tcp-keepalive", "300"},
     {"tls-client-cert-file", ""},
     {"tls-client-key-file", ""},
     {"tls-client-key-file-pass", ""},
     {"tls-cluster", "no"},
     {"tls-dh-params-file", ""},
     {"tls-replication", "no"},
-    {"unixsocket", ""},
-    {"unixsocketperm", "0"},
   };
   return kDefaults;
 }
@@ -163,15 +154,6 @@ bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, st
     int64_t percent = 0;
     return protocol::ParseInt64(value.substr(0, value.size() - 1), &percent) && percent == 0 && redis_default == "0";
   }
-  // Redis reads unixsocketperm with strtoll in base 8, so "00", " 0", "-0" and even an empty
-  // value are its default.
-  if (lower_name == "unixsocketperm") {
-    std::string terminated(value);
-    char* end = nullptr;
-    errno = 0;
-    long long mode = std::strtoll(terminated.c_str(), &end, 8);
-    return errno == 0 && *end == '\0' && mode == 0 && redis_default == "0";
-  }
   for (std::string_view name : kMemoryParameters) {
     if (name == lower_name) {
       std::optional<uint64_t> bytes = ParseMemory(value);
@@ -186,10 +168,9 @@ bool IsRedisImmutable(std::string_view lower_name) {
   // "can't set immutable config" whatever the value).
   static constexpr std::string_view kImmutable[] = {
       "always-show-logo", "aof_rewrite_cpulist", "bgsave_cpulist", "bio_cpulist", "cluster-config-file",
-      "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
+      "cluster-enabled", "cluster-port", "disable-thp", "enable-module-command",
       "enable-protected-configs", "io-threads", "io-threads-do-reads", "server_cpulist", "set-proc-title",
-      "socket-mark-id", "supervised", "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket",
-      "unixsocketperm", "pidfile", "logfile", "syslog-enabled", "databases", "replicaof", "slaveof"};
+      "socket-mark-id", "syslog-facility", "syslog-ident", "logfile", "syslog-enabled", "databases", "replicaof", "slaveof"};
   for (std::string_view name : kImmutable) {
     if (name == lower_name) return true;
   }

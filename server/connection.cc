@@ -27,22 +27,18 @@ constexpr size_t kMaxKeptOutput = 1024 * 1024;
 // What an empty std::string holds without allocating: growing from it is no expansion.
 const size_t kInlineCapacity = std::string().capacity();
 
-std::string Endpoint(const tcp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
 }  // namespace
 
-Connection::Connection(Server& server, tcp::socket socket, std::shared_ptr<asio::ssl::context> tls, size_t home_thread)
+Connection::Connection(Server& server, ClientStream::Socket socket, ClientPeer peer,
+                       std::shared_ptr<asio::ssl::context> tls, size_t home_thread)
     : server_(server),
       stream_(std::move(socket), std::move(tls)),
-      info_([&] {
-        boost::system::error_code ec1, ec2;
-        auto peer = stream_.socket().remote_endpoint(ec1);
-        auto local = stream_.socket().local_endpoint(ec2);
-        return server.clients().Add(ec1 ? "?" : Endpoint(peer), ec2 ? "?" : Endpoint(local), server.clock().NowMs(),
-                                   static_cast<int>(stream_.socket().native_handle()));
-      }()),
+      info_(server.clients().Add(std::move(peer.addr), std::move(peer.laddr), server.clock().NowMs(),
+                                 static_cast<int>(stream_.socket().native_handle()), peer.unix_socket)),
       session_(home_thread, info_, server.acl().DefaultNeedsAuth()),
-      dispatcher_(server, session_) {
-  session_.local = FromLoopback(stream_.socket());
+      dispatcher_(server, session_),
+      unix_socket_(peer.unix_socket) {
+  session_.local = peer.local;
   session_.stream = &stream_;
   // A new client is the default user's, whose rules may have been narrowed.
   server.acl().Attach(*info_, "default");
@@ -103,7 +99,7 @@ awaitable<void> Connection::Run() {
   });
   asio::co_spawn(stream_.socket().get_executor(), IdleWatchdog(self), asio::detached);
   boost::system::error_code ec;
-  stream_.socket().set_option(tcp::no_delay(true), ec);
+  if (!unix_socket_) stream_.socket().set_option(tcp::no_delay(true), ec);
   // Writes outside the coroutine (WakeForPush) must never block the thread.
   stream_.socket().non_blocking(true, ec);
   ThreadCounters& counters = server_.counters(session_.home);

@@ -29,7 +29,8 @@ struct ThreadCounters;
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `tls`: the context of the TLS port the client came to; nullptr for the plain port.
-  Connection(Server& server, tcp::socket socket, std::shared_ptr<asio::ssl::context> tls, size_t home_thread);
+  Connection(Server& server, ClientStream::Socket socket, ClientPeer peer, std::shared_ptr<asio::ssl::context> tls,
+             size_t home_thread);
 
   // Serves the client until it disconnects, QUITs, errs or the server stops. Takes the
   // owning pointer by value so that the coroutine frame keeps the connection alive.
@@ -60,6 +61,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<ClientInfo> info_;
   ClientSession session_;
   Dispatcher dispatcher_;
+  bool unix_socket_;  // no TCP options apply
   protocol::RespParser parser_;
   std::string input_;
   size_t input_start_ = 0;  // first unconsumed byte

@@ -26,6 +26,7 @@
 #include "server/memory.h"
 #include "server/memory_report.h"
 #include "server/migrate.h"
+#include "server/process.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -152,7 +153,7 @@ void AppendServer(ConnCommand& c, int64_t now, std::string& out) {
   Line(out, "atomicvar_api", std::string("c11-builtin"));  // std::atomic: C11's model
   Line(out, "gcc_version", facts.compiler);
   Line(out, "process_id", static_cast<uint64_t>(getpid()));
-  Line(out, "process_supervised", std::string("no"));
+  Line(out, "process_supervised", std::string(SupervisorName(CurrentSupervisor())));
   Line(out, "run_id", facts.run_id);
   Line(out, "tcp_port", static_cast<uint64_t>(c.server.port()));
   Line(out, "server_time_usec", static_cast<uint64_t>(now) * 1000);

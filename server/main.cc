@@ -11,6 +11,7 @@
 #include "server/config.h"
 #include "server/log_level.h"
 #include "server/memory.h"
+#include "server/process.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -35,32 +36,41 @@ int main(int argc, char** argv) {
   spdlog::flush_on(spdlog::level::info);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // Before any thread starts: fork() keeps only the calling one.
+  Supervisor supervisor = DetectSupervisor(settings.supervised);
+  // As in Redis, `auto` reads back as the supervisor it found.
+  if (settings.supervised == "auto" && supervisor != Supervisor::kNone) {
+    config.LoadFromText(std::string("supervised ") + SupervisorName(supervisor) + "\n");
+  }
+  bool background = settings.daemonize && supervisor == Supervisor::kNone;
+  if (background) Daemonize();
+  if (background && settings.pidfile.empty()) {
+    config.LoadFromText(std::string("pidfile ") + kDefaultPidFile + "\n");
+    settings = config.Snapshot();
+  }
+  auto fail = [](const std::string& error) {
+    spdlog::error("{}", error);
+    return 1;
+  };
+
   lapse::engine::SystemClock clock;
   Server server(config, clock);
   // Like Redis, with appendonly yes the log is the data set at start-up and dump.rdb is not read.
   if (!settings.appendonly) {
-    if (auto err = server.persistence().LoadAtStartup()) {
-      spdlog::error("{}", *err);
-      return 1;
-    }
+    if (auto err = server.persistence().LoadAtStartup()) return fail(*err);
   }
   server.Start();
-  if (auto err = server.aof().LoadAndOpen()) {
-    spdlog::error("{}", *err);
-    return 1;
-  }
-  if (auto err = server.Listen()) {
-    spdlog::error("{}", *err);
-    return 1;
-  }
+  if (auto err = server.aof().LoadAndOpen()) return fail(*err);
+  if (auto err = server.Listen()) return fail(*err);
+  // Written once the ports are ours, as Redis writes it after binding: a second server that
+  // cannot start leaves the running one's file alone. A relative path is taken from `dir`.
+  std::string pidfile = settings.pidfile;
+  if (!pidfile.empty() && pidfile[0] != '/') pidfile = EffectiveDir(settings) + "/" + pidfile;
+  if (!pidfile.empty()) WritePidFile(pidfile);
   NoteStartupMemory();
-  if (server.tls_port() != 0) {
-    spdlog::info("lapse {} ready on {} port {} and TLS port {} with {} threads", LAPSE_VERSION, settings.bind,
-                 server.port(), server.tls_port(), server.thread_count());
-  } else {
-    spdlog::info("lapse {} ready on {}:{} with {} threads", LAPSE_VERSION, settings.bind, server.port(),
-                 server.thread_count());
-  }
+  spdlog::info("lapse {} ready on {} with {} threads", LAPSE_VERSION, server.ListeningOn(), server.thread_count());
+  NotifyReady();
   server.WaitForShutdown();
+  if (!pidfile.empty()) RemovePidFile(pidfile);
   return 0;
 }

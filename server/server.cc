@@ -5,6 +5,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "protocol/errors.h"
@@ -12,6 +16,7 @@
 #include "server/connection.h"
 #include "server/log_level.h"
 #include "server/migrate.h"
+#include "server/process.h"
 #include "server/script_undo.h"
 #include "engine/item_store.h"
 
@@ -28,6 +33,13 @@ size_t ThreadCount(const Settings& s) {
 }
 
 }  // namespace
+
+std::string FormatEndpoint(const tcp::endpoint& endpoint) {
+  // Redis writes an IPv6 peer in brackets: "[::1]:6379".
+  std::string ip = endpoint.address().to_string();
+  if (endpoint.address().is_v6()) ip = "[" + ip + "]";
+  return ip + ":" + std::to_string(endpoint.port());
+}
 
 bool FromLoopback(const tcp::socket& socket) {
   boost::system::error_code ec;
@@ -95,7 +107,7 @@ Server::Server(Config& config, engine::Clock& clock)
   if (auto err = LoadConfiguredUsers(); err && !startup_error_) startup_error_ = *err;
   config_.set_validator([this](const Settings& current, const Settings& candidate,
                                const std::vector<std::string_view>& names) {
-    return ApplyTlsChanges(current, candidate, names);
+    return ApplyListenerChanges(current, candidate, names);
   });
 }
 
@@ -105,12 +117,13 @@ std::string TlsSetFailed(std::string_view name, std::string_view reason) {
 }
 }  // namespace
 
-// As Redis's applyTlsCfg and applyTLSPort: while TLS is served, a change to what the context
-// is made of builds a new one, which serves the connections accepted from then on; a new
-// tls-port is bound before the old one is closed, so that a port that cannot be had changes
-// nothing. Runs under the configuration's lock, before the settings change.
-std::optional<std::string> Server::ApplyTlsChanges(const Settings& current, const Settings& candidate,
-                                                   const std::vector<std::string_view>& names) {
+// As Redis's applyTlsCfg, applyTLSPort and applyBind: while TLS is served, a change to what
+// the context is made of builds a new one, which serves the connections accepted from then
+// on; a new tls-port is bound before the old one is closed, so that a port that cannot be had
+// changes nothing; a new bind moves both ports (ApplyBindChange). Runs under the
+// configuration's lock, before the settings change; nothing has changed when it fails.
+std::optional<std::string> Server::ApplyListenerChanges(const Settings& current, const Settings& candidate,
+                                                        const std::vector<std::string_view>& names) {
   bool serving = candidate.tls_port != 0;
   bool port_changed = candidate.tls_port != current.tls_port;
   std::shared_ptr<asio::ssl::context> context;
@@ -121,24 +134,76 @@ std::optional<std::string> Server::ApplyTlsChanges(const Settings& current, cons
                           "Unable to update TLS configuration. Check server logs.");
     }
   }
-  std::shared_ptr<tcp::acceptor> acceptor;
-  if (serving && port_changed) {
-    if (auto err = Bind(candidate.tls_port, &acceptor)) {
-      spdlog::warn("{}", *err);
+  std::lock_guard lock(listeners_mu_);
+  if (listeners_closed_) return std::nullopt;  // shutting down: nothing listens any more
+  if (candidate.bind != current.bind) return ApplyBindChange(current, candidate, std::move(context));
+  bool rebind = serving && port_changed;
+  TcpListeners listeners;
+  if (rebind) {
+    if (auto err = ListenTcp(shards_->context(0), candidate.bind, static_cast<int>(candidate.tls_port),
+                             static_cast<int>(candidate.tcp_backlog), &listeners)) {
       return TlsSetFailed("tls-port", "Unable to listen on this port. Check server logs.");
     }
   }
   if (context) tls_context_.Set(std::move(context));
   if (port_changed) {
-    tls_bound_port_.store(acceptor ? acceptor->local_endpoint().port() : 0, std::memory_order_relaxed);
-    asio::post(shards_->context(0), [this, acceptor] {
-      boost::system::error_code ec;
-      if (tls_acceptor_) tls_acceptor_->close(ec);
-      tls_acceptor_ = acceptor;
-      if (acceptor) asio::co_spawn(shards_->context(0), AcceptLoop(acceptor, true), asio::detached);
-    });
+    tls_bound_port_.store(static_cast<uint16_t>(BoundPort(listeners)), std::memory_order_relaxed);
+    ReplaceListeners(&tls_listeners_, std::move(listeners), true);
   }
   return std::nullopt;
+}
+
+// As Redis's changeBindAddr: the plain and TLS ports move to the new addresses, or stay
+// where they were when one cannot be bound (server/listeners.h). Runs under the
+// configuration's lock and listeners_mu_, with tls-port as `candidate` has it.
+std::optional<std::string> Server::ApplyBindChange(const Settings& current, const Settings& candidate,
+                                                   std::shared_ptr<asio::ssl::context> context) {
+  int backlog = static_cast<int>(current.tcp_backlog);
+  bool plain = serves_plain_port_;
+  int tls_port = static_cast<int>(candidate.tls_port);
+  for (auto& l : live_plain_listeners_) Retire(*l);
+  for (auto& l : live_tls_listeners_) Retire(*l);
+  TcpListeners new_plain, new_tls;
+  std::optional<std::string> err;
+  if (plain) err = ListenTcp(shards_->context(0), candidate.bind, bound_port_, backlog, &new_plain);
+  if (!err && tls_port != 0) err = ListenTcp(shards_->context(0), candidate.bind, tls_port, backlog, &new_tls);
+  if (err) {
+    spdlog::warn("Failed to bind, trying to restore old listening sockets.");
+    boost::system::error_code ignored;
+    for (auto& l : new_plain) l->acceptor.close(ignored);
+    for (auto& l : new_tls) l->acceptor.close(ignored);
+    new_plain.clear();
+    new_tls.clear();
+    std::optional<std::string> restore_err;
+    if (plain) restore_err = ListenTcp(shards_->context(0), current.bind, bound_port_, backlog, &new_plain);
+    if (!restore_err && current.tls_port != 0) {
+      restore_err = ListenTcp(shards_->context(0), current.bind, static_cast<int>(current.tls_port), backlog, &new_tls);
+    }
+    if (restore_err) spdlog::warn("Failed applying restored failed CONFIG SET command: {}", *restore_err);
+    tls_bound_port_.store(static_cast<uint16_t>(BoundPort(new_tls)), std::memory_order_relaxed);
+    ReplaceListeners(&plain_listeners_, std::move(new_plain), false);
+    ReplaceListeners(&tls_listeners_, std::move(new_tls), true);
+    return "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.";
+  }
+  // Before the new TLS listeners start: their first client needs the new context.
+  if (context) tls_context_.Set(std::move(context));
+  tls_bound_port_.store(static_cast<uint16_t>(BoundPort(new_tls)), std::memory_order_relaxed);
+  ReplaceListeners(&plain_listeners_, std::move(new_plain), false);
+  ReplaceListeners(&tls_listeners_, std::move(new_tls), true);
+  return std::nullopt;
+}
+
+// The accept loops run on thread 0, which alone touches the acceptors: the old ones are closed
+// there and the new ones start there. live_*_listeners_ mirror them, under listeners_mu_, for
+// ApplyBindChange, which retires them from the thread that runs CONFIG SET.
+void Server::ReplaceListeners(TcpListeners* slot, TcpListeners fresh, bool tls) {
+  (tls ? live_tls_listeners_ : live_plain_listeners_) = fresh;
+  asio::post(shards_->context(0), [this, slot, fresh = std::move(fresh), tls] {
+    boost::system::error_code ec;
+    for (auto& l : *slot) l->acceptor.close(ec);
+    *slot = fresh;
+    for (auto& l : fresh) asio::co_spawn(shards_->context(0), AcceptTcp(l, tls), asio::detached);
+  });
 }
 
 // `user` lines of the configuration file, or the aclfile; not both, as in Redis.
@@ -356,39 +421,44 @@ awaitable<void> Server::SampleInstantaneousMetrics() {
   }
 }
 
-std::optional<std::string> Server::Bind(int port, std::shared_ptr<tcp::acceptor>* out) {
-  boost::system::error_code ec;
-  auto address = asio::ip::make_address(settings_.bind, ec);
-  if (ec) return "invalid bind address '" + settings_.bind + "'";
-  tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
-  auto acceptor = std::make_shared<tcp::acceptor>(shards_->context(0));
-  acceptor->open(endpoint.protocol(), ec);
-  if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor->bind(endpoint, ec);
-  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "could not listen on " + settings_.bind + ":" + std::to_string(port) + ": " + ec.message();
-  *out = std::move(acceptor);
-  return std::nullopt;
-}
-
-// Redis's rule: port 0 with a TLS port serves TLS only. Without a TLS port, port 0 binds
-// a port the kernel picks, as lapse always did.
+// Redis's rules: port 0 with a TLS port or a unix socket serves no plain TCP port; without
+// either, port 0 binds a port the kernel picks, as lapse always did.
 std::optional<std::string> Server::Listen() {
   if (startup_error_) return startup_error_;
+  asio::io_context& ctx = shards_->context(0);
+  int backlog = static_cast<int>(settings_.tcp_backlog);
+  std::lock_guard lock(listeners_mu_);
+  serves_plain_port_ = settings_.port != 0 || (settings_.tls_port == 0 && settings_.unixsocket.empty());
+  if (serves_plain_port_) {
+    if (auto err = ListenTcp(ctx, settings_.bind, static_cast<int>(settings_.port), backlog, &plain_listeners_)) {
+      return "Failed listening on port " + std::to_string(settings_.port) + " (TCP), aborting. " + *err;
+    }
+    bound_port_ = static_cast<uint16_t>(BoundPort(plain_listeners_));
+    if (bound_port_ == 0) bound_port_ = static_cast<uint16_t>(settings_.port);
+  }
   if (settings_.tls_port != 0) {
     std::shared_ptr<asio::ssl::context> context = BuildTlsContext(settings_);
     if (context == nullptr) return "Failed to configure TLS. Check logs for more info.";
     tls_context_.Set(std::move(context));
-    if (auto err = Bind(settings_.tls_port, &tls_acceptor_)) return err;
-    tls_bound_port_.store(tls_acceptor_->local_endpoint().port(), std::memory_order_relaxed);
+    if (auto err = ListenTcp(ctx, settings_.bind, static_cast<int>(settings_.tls_port), backlog, &tls_listeners_)) {
+      return "Failed listening on port " + std::to_string(settings_.tls_port) + " (TLS), aborting. " + *err;
+    }
+    tls_bound_port_.store(static_cast<uint16_t>(BoundPort(tls_listeners_)), std::memory_order_relaxed);
   }
-  if (settings_.port != 0 || settings_.tls_port == 0) {
-    if (auto err = Bind(settings_.port, &acceptor_)) return err;
-    bound_port_ = acceptor_->local_endpoint().port();
+  if (!settings_.unixsocket.empty()) {
+    if (auto err = ListenUnix(ctx, UnixSocketPath(), static_cast<int>(settings_.unixsocketperm), backlog,
+                              &unix_listener_)) {
+      return err;
+    }
   }
-  asio::io_context& ctx = shards_->context(0);
-  if (acceptor_) asio::co_spawn(ctx, AcceptLoop(acceptor_, false), asio::detached);
-  if (tls_acceptor_) asio::co_spawn(ctx, AcceptLoop(tls_acceptor_, true), asio::detached);
+  if (plain_listeners_.empty() && tls_listeners_.empty() && unix_listener_ == nullptr) {
+    return "Configured to not listen anywhere, exiting.";
+  }
+  live_plain_listeners_ = plain_listeners_;
+  live_tls_listeners_ = tls_listeners_;
+  for (auto& l : plain_listeners_) asio::co_spawn(ctx, AcceptTcp(l, false), asio::detached);
+  for (auto& l : tls_listeners_) asio::co_spawn(ctx, AcceptTcp(l, true), asio::detached);
+  if (unix_listener_) asio::co_spawn(ctx, AcceptUnix(unix_listener_), asio::detached);
 
   signals_ = std::make_unique<asio::signal_set>(ctx, SIGINT, SIGTERM);
   signals_->async_wait([this](const boost::system::error_code& error, int signal) {
@@ -399,38 +469,85 @@ std::optional<std::string> Server::Listen() {
   return std::nullopt;
 }
 
-// A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
-// the plain port; on the TLS port, where no handshake has happened yet, it is only closed,
-// as Redis's write to a TLS connection not yet accepted goes nowhere.
-awaitable<void> Server::AcceptLoop(std::shared_ptr<tcp::acceptor> listener, bool tls) {
-  tcp::acceptor& acceptor = *listener;
-  while (!shutting_down() && acceptor.is_open()) {
+// Relative paths are taken from `dir`, as Redis, which changes into it, takes them.
+std::string Server::UnixSocketPath() const {
+  if (settings_.unixsocket.empty() || settings_.unixsocket[0] == '/') return settings_.unixsocket;
+  return EffectiveDir(settings_) + "/" + settings_.unixsocket;
+}
+
+std::string Server::ListeningOn() const {
+  std::string out;
+  auto add = [&out](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
+  for (const std::string& address : SplitBindAddresses(settings_.bind)) {
+    if (serves_plain_port_) add(address + ":" + std::to_string(port()));
+    if (tls_port() != 0) add(address + ":" + std::to_string(tls_port()) + " (TLS)");
+  }
+  if (!settings_.unixsocket.empty()) add(UnixSocketPath());
+  return out;
+}
+
+awaitable<void> Server::AcceptTcp(std::shared_ptr<TcpListener> listener, bool tls) {
+  tcp::acceptor& acceptor = listener->acceptor;
+  while (!shutting_down() && acceptor.is_open() && !listener->retired.load()) {
     size_t thread = next_thread_++ % shards_->thread_count();
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor.async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || listener->retired.load()) break;
+      spdlog::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    ClientPeer peer;
+    boost::system::error_code ec1, ec2;
+    tcp::endpoint remote = socket.remote_endpoint(ec1), local = socket.local_endpoint(ec2);
+    peer.addr = ec1 ? "?" : FormatEndpoint(remote);
+    peer.laddr = ec2 ? "?" : FormatEndpoint(local);
+    peer.local = FromLoopback(socket);
+    ApplyTcpKeepAlive(socket, config_.Snapshot().tcp_keepalive);
+    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), tls, thread);
+  }
+}
+
+awaitable<void> Server::AcceptUnix(std::shared_ptr<local_stream::acceptor> listener) {
+  while (!shutting_down() && listener->is_open()) {
+    size_t thread = next_thread_++ % shards_->thread_count();
+    boost::system::error_code ec;
+    local_stream::socket socket =
+        co_await listener->async_accept(shards_->context(thread), asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) break;
       spdlog::warn("accept failed: {}", ec.message());
       continue;
     }
-    connections_received_.fetch_add(1, std::memory_order_relaxed);
-    Settings live = config_.Snapshot();
-    std::string_view refusal;
-    if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
-      rejected_connections_.fetch_add(1, std::memory_order_relaxed);
-      refusal = protocol::errors::kMaxClients;
-    } else if (live.protected_mode && !acl_.DefaultNeedsAuth() && !FromLoopback(socket)) {
-      refusal = protocol::errors::kProtectedMode;
-    }
-    if (!refusal.empty()) {
-      std::string msg = "-" + std::string(refusal) + "\r\n";
-      if (!tls) asio::write(socket, asio::buffer(msg), ec);
-      socket.close(ec);
-      continue;
-    }
-    auto conn = std::make_shared<Connection>(*this, std::move(socket), tls ? tls_context_.Get() : nullptr, thread);
-    asio::co_spawn(shards_->context(thread), Connection::Serve(std::move(conn)), asio::detached);
+    // CLIENT LIST names both ends by the socket's path, as Redis does.
+    ClientPeer peer{settings_.unixsocket + ":0", settings_.unixsocket + ":0", true, true};
+    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), false, thread);
   }
+}
+
+// A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
+// the plain port and the unix socket; on the TLS port, where no handshake has happened yet,
+// it is only closed, as Redis's write to a TLS connection not yet accepted goes nowhere.
+void Server::Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread) {
+  connections_received_.fetch_add(1, std::memory_order_relaxed);
+  Settings live = config_.Snapshot();
+  std::string_view refusal;
+  if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
+    rejected_connections_.fetch_add(1, std::memory_order_relaxed);
+    refusal = protocol::errors::kMaxClients;
+  } else if (live.protected_mode && !acl_.DefaultNeedsAuth() && !peer.local) {
+    refusal = protocol::errors::kProtectedMode;
+  }
+  std::shared_ptr<asio::ssl::context> context = tls ? tls_context_.Get() : nullptr;
+  if (!refusal.empty() || (tls && context == nullptr)) {
+    boost::system::error_code ec;
+    std::string msg = "-" + std::string(refusal) + "\r\n";
+    if (!tls) asio::write(socket, asio::buffer(msg), ec);
+    socket.close(ec);
+    return;
+  }
+  auto conn = std::make_shared<Connection>(*this, std::move(socket), std::move(peer), std::move(context), thread);
+  asio::co_spawn(shards_->context(thread), Connection::Serve(std::move(conn)), asio::detached);
 }
 
 void Server::RequestShutdown() {
@@ -447,11 +564,16 @@ void Server::WaitForShutdown() {
     shutdown_cv_.wait(lock, [this] { return shutting_down_.load(); });
   }
   spdlog::info("lapse is shutting down");
+  NotifyStopping();
   {
+    // A CONFIG SET bind from now on moves nothing: the listeners are going.
+    std::lock_guard lock(listeners_mu_);
+    listeners_closed_ = true;
     asio::post(shards_->context(0), [this] {
       boost::system::error_code ec;
-      if (acceptor_) acceptor_->close(ec);
-      if (tls_acceptor_) tls_acceptor_->close(ec);
+      for (auto& l : plain_listeners_) l->acceptor.close(ec);
+      for (auto& l : tls_listeners_) l->acceptor.close(ec);
+      if (unix_listener_) unix_listener_->close(ec);
       if (signals_) signals_->cancel(ec);
     });
   }
@@ -460,6 +582,12 @@ void Server::WaitForShutdown() {
   persistence_->Stop();
   if (persistence_->shutdown_save_needed()) {
     if (auto err = persistence_->SaveForeground()) spdlog::warn("Error trying to save the DB: {}", *err);
+  }
+  if (unix_listener_) {
+    spdlog::info("Removing the unix socket file.");
+    if (::unlink(UnixSocketPath().c_str()) != 0) {
+      spdlog::warn("Error removing the unix socket file: {}", std::strerror(errno));
+    }
   }
   spdlog::info("bye");
 }

@@ -22,6 +22,7 @@
 #include "server/blocking.h"
 #include "server/client_buffer_peaks.h"
 #include "server/client_pause.h"
+#include "server/client_stream.h"
 #include "server/client_session.h"
 #include "server/command_table.h"
 #include "server/error_stats.h"
@@ -37,6 +38,7 @@
 #include "server/persistence.h"
 #include "server/keyspace_events.h"
 #include "server/latency.h"
+#include "server/listeners.h"
 #include "server/pubsub.h"
 #include "server/shard_set.h"
 #include "server/tls.h"
@@ -89,6 +91,8 @@ struct ThreadCounters {
 // protected-mode's and enable-debug-command local's test, as Redis makes it: the peer is
 // 127.0.0.0/8 or ::1 (an IPv4 peer on an IPv6 socket arrives as ::ffff:127.x.y.z).
 bool FromLoopback(const tcp::socket& socket);
+// An address as CLIENT LIST shows it: "ip:port", "[ipv6]:port".
+std::string FormatEndpoint(const tcp::endpoint& endpoint);
 
 class Server {
  public:
@@ -120,6 +124,8 @@ class Server {
   ThreadCounters& counters(size_t thread) { return counters_[thread]; }
   size_t thread_count() const { return counters_.size(); }
   uint16_t port() const { return bound_port_; }
+  // Where clients can connect, for the start-up log line.
+  std::string ListeningOn() const;
   uint16_t tls_port() const { return tls_bound_port_.load(std::memory_order_relaxed); }
   // tls-auth-clients, read by each new TLS connection.
   Settings::TlsAuthClients tls_auth_clients() const { return tls_auth_clients_.load(std::memory_order_relaxed); }
@@ -222,14 +228,23 @@ class Server {
 
 
  private:
-  // Accepts clients on `acceptor`, which it keeps alive until closed; over TLS when `tls`.
-  awaitable<void> AcceptLoop(std::shared_ptr<tcp::acceptor> acceptor, bool tls);
-  // Binds `port` on the bind address; returns an error message on failure.
-  std::optional<std::string> Bind(int port, std::shared_ptr<tcp::acceptor>* out);
-  // CONFIG SET of tls-* settings: builds the TLS context again when what it is made of
-  // changed (server/tls.h), and moves the TLS port when tls-port changed.
-  std::optional<std::string> ApplyTlsChanges(const Settings& current, const Settings& candidate,
-                                             const std::vector<std::string_view>& names);
+  // Accept clients until their listener is closed or retired; over TLS when `tls`.
+  awaitable<void> AcceptTcp(std::shared_ptr<TcpListener> listener, bool tls);
+  awaitable<void> AcceptUnix(std::shared_ptr<local_stream::acceptor> listener);
+  // Refuses a new client (maxclients, protected mode) or starts serving it on `thread`.
+  void Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread);
+  // CONFIG SET of bind and the tls-* settings: builds the TLS context again when what it is
+  // made of changed (server/tls.h), and moves the listeners when bind or tls-port changed.
+  std::optional<std::string> ApplyListenerChanges(const Settings& current, const Settings& candidate,
+                                                  const std::vector<std::string_view>& names);
+  // Moves the listeners to candidate.bind and, once they are bound, installs `context` (the
+  // new TLS context, if any). Called under listeners_mu_.
+  std::optional<std::string> ApplyBindChange(const Settings& current, const Settings& candidate,
+                                             std::shared_ptr<asio::ssl::context> context);
+  std::string UnixSocketPath() const;
+  // Puts `fresh` in `*slot` (plain_listeners_ or tls_listeners_) on thread 0 and closes what
+  // was there. Called under listeners_mu_.
+  void ReplaceListeners(TcpListeners* slot, TcpListeners fresh, bool tls);
   std::optional<std::string> LoadConfiguredUsers();
   // Redis's serverCron step that feeds the instantaneous figures, every
   // InstantaneousMetrics::kPeriod until shutdown.
@@ -253,9 +268,18 @@ class Server {
   ClientRegistry clients_;
   Acl acl_{commands_, clients_};
   std::string applied_requirepass_;  // the default user's password follows requirepass when it changes
-  // The listeners, touched on thread 0 only once it runs (CONFIG SET tls-port posts there).
-  std::shared_ptr<tcp::acceptor> acceptor_;      // the plain port; none with port 0 and a TLS port
-  std::shared_ptr<tcp::acceptor> tls_acceptor_;  // tls-port; none while it is 0
+  // The listeners, touched on thread 0 only once it runs (CONFIG SET bind and tls-port post
+  // there): one per bind address for the plain port (none with port 0 and a TLS port or unix
+  // socket) and for tls-port (none while it is 0), and the unix socket.
+  TcpListeners plain_listeners_;
+  TcpListeners tls_listeners_;
+  std::shared_ptr<local_stream::acceptor> unix_listener_;
+  // The same TCP listeners for CONFIG SET, which retires them from its own thread.
+  std::mutex listeners_mu_;
+  TcpListeners live_plain_listeners_;
+  TcpListeners live_tls_listeners_;
+  bool serves_plain_port_ = false;
+  bool listeners_closed_ = false;  // set at shutdown, under listeners_mu_
   TlsContextHolder tls_context_;
   std::atomic<Settings::TlsAuthClients> tls_auth_clients_{Settings::TlsAuthClients::kYes};
   std::atomic<uint16_t> tls_bound_port_{0};

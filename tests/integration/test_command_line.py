@@ -89,7 +89,7 @@ def config_set_failed(name, reason):
     (["--enable-debug-command", "maybe"], config_set_failed("enable-debug-command", "argument(s) must be one of the following: no, yes, local")),
     (["--maxmemory", "lots"], config_set_failed("maxmemory", "argument must be a memory value")),
     (["--port"], "missing value for '--port'"),
-    (["--port", "0", "stray"], "unexpected argument 'stray'"),
+    (["--port", "0", "stray"], "'port' takes one argument"),
     (["/nonexistent/lapse.conf"], "cannot open config file '/nonexistent/lapse.conf'"),
 ], ids=["unknown-option", "port-not-int", "port-range", "databases-range", "loglevel", "bool", "memory",
         "missing-value", "stray-argument", "missing-file"])
@@ -190,3 +190,54 @@ def test_flag_overrides_file_databases(file_server):
         assert c.call("SELECT", 2) == "OK"
         assert c.call("SELECT", 3) == OUT_OF_RANGE
         assert c.call("SELECT", 4) == OUT_OF_RANGE
+
+
+class ArgsServer(FileServer):
+    """A FileServer with `extra` flags last on its command line, as a user would type them."""
+
+    def __init__(self, body: str, extra: list[str], **kwargs):
+        super().__init__(body, **kwargs)
+        self.extra = extra
+
+    def command_line(self, port):
+        return super().command_line(port) + self.extra
+
+
+@pytest.fixture
+def args_server():
+    started = []
+
+    def start(body, extra):
+        srv = ArgsServer(body, extra)
+        started.append(srv)
+        return srv.start()
+
+    yield start
+    for srv in started:
+        try:
+            srv.stop()
+        finally:
+            os.unlink(srv.config_file)
+
+
+@pytest.mark.parametrize("extra", [["--save"], ["--save", "--maxclients", "77"]], ids=["last", "before-a-flag"])
+def test_a_bare_save_flag_means_no_save_rules(args_server, extra):
+    # Redis 7.0.1+: `--save` with no value, last or followed by another flag, is `save ""`.
+    srv = args_server("save 900 1\n", extra)
+    with RawClient(srv.port) as c:
+        assert c.call("CONFIG", "GET", "save") == [b"save", b""]
+        if "--maxclients" in extra:
+            assert c.call("CONFIG", "GET", "maxclients") == [b"maxclients", b"77"]
+
+
+def test_flags_take_the_words_up_to_the_next_flag(args_server):
+    # Each flag and its words make one configuration line: several words for `save`, a
+    # quoted `bind` split as Redis splits it, `rename-command` with its two names.
+    srv = args_server("", ["--save", "900", "1", "300", "10", "--bind", "127.0.0.1  127.0.0.2",
+                           "--rename-command", "FLUSHALL", ""])
+    with RawClient(srv.port) as c:
+        assert c.call("CONFIG", "GET", "save") == [b"save", b"900 1 300 10"]
+        assert c.call("CONFIG", "GET", "bind") == [b"bind", b"127.0.0.1 127.0.0.2"]
+        assert c.call("FLUSHALL") == E("ERR unknown command 'FLUSHALL', with args beginning with: ")
+    with RawClient(srv.port, host="127.0.0.2") as c:
+        assert c.call("PING") == "PONG"

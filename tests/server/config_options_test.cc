@@ -116,5 +116,51 @@ TEST(ConfigOptionsTest, EnumParametersListTheirChoices) {
   EXPECT_EQ(config.Get("loglevel")[0].second, "nothing");
 }
 
+TEST(ConfigOptionsTest, AFileCommentIsSkippedBeforeItsQuotesAreRead) {
+  // Debian's redis.conf has comments with a lone quote ("partially ... resynchronize").
+  Config config;
+  EXPECT_EQ(config.LoadFromText("# a \"partially\n  # and 'another\nport 7000\n"), std::nullopt);
+  EXPECT_EQ(config.Get("port")[0].second, "7000");
+  EXPECT_EQ(config.LoadFromText("port \"7001\n"), "line 1: unbalanced quotes");
+}
+
+TEST(ConfigOptionsTest, MultiWordParametersTakeSeveralWordsOnAFileLine) {
+  Config config;
+  EXPECT_EQ(config.LoadFromText("bind 127.0.0.1 -::1\nlatency-tracking-info-percentiles 50 99 99.9\n"
+                                "oom-score-adj-values 0 200 800\n"),
+            std::nullopt);
+  EXPECT_EQ(config.Get("bind")[0].second, "127.0.0.1 -::1");
+  EXPECT_EQ(config.Get("latency-tracking-info-percentiles")[0].second, "50 99 99.9");
+  EXPECT_EQ(config.LoadFromText("port 1 2\n"), "line 1: 'port' takes one argument");
+}
+
+TEST(ConfigOptionsTest, BindKeepsItsAddressesAsGivenUpToSixteen) {
+  EXPECT_EQ(SplitBindAddresses(""), std::vector<std::string>{});
+  EXPECT_EQ(SplitBindAddresses("* -::*"), (std::vector<std::string>{"*", "-::*"}));
+  // Single spaces separate: a double one leaves an empty address, which then fails to bind.
+  EXPECT_EQ(SplitBindAddresses("a  b"), (std::vector<std::string>{"a", "", "b"}));
+  Config config;
+  std::string sixteen, seventeen;
+  for (int i = 0; i < 16; ++i) sixteen += (i ? " " : "") + std::string("127.0.0.1");
+  seventeen = sixteen + " 127.0.0.1";
+  EXPECT_EQ(config.Set("bind", sixteen), std::nullopt);
+  EXPECT_EQ(config.Set("bind", seventeen),
+            "ERR CONFIG SET failed (possibly related to argument 'bind') - Too many bind addresses specified.");
+  EXPECT_EQ(config.Get("bind")[0].second, sixteen);
+}
+
+TEST(ConfigOptionsTest, UnixSocketPermIsOctal) {
+  Config config;
+  EXPECT_EQ(config.LoadFromText("unixsocketperm 0750\n"), std::nullopt);
+  EXPECT_EQ(config.Get("unixsocketperm")[0].second, "750");
+  EXPECT_EQ(config.LoadFromText("unixsocketperm 8\n"),
+            "line 1: ERR CONFIG SET failed (possibly related to argument 'unixsocketperm') - argument couldn't be "
+            "parsed into an integer");
+  EXPECT_EQ(config.LoadFromText("unixsocketperm 1000\n"),
+            "line 1: ERR CONFIG SET failed (possibly related to argument 'unixsocketperm') - argument must be between "
+            "0 and 777 inclusive");
+  EXPECT_EQ(config.Get("unixsocketperm")[0].second, "750");
+}
+
 }  // namespace
 }  // namespace lapse::server
