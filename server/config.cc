@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +21,8 @@
 #include "engine/glob.h"
 #include "protocol/arg_reader.h"
 #include "server/config_options.h"
+#include "server/config_rewrite.h"
+#include "server/monitor.h"
 #include "server/keyspace_events.h"
 #include "server/latency.h"
 
@@ -79,7 +84,7 @@ const std::vector<ConfigOption>& Options() {
                s.notify_keyspace_events = *mask;
                return std::nullopt;
              },
-             [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }},
+             [](const Settings& s) { return FormatEventClasses(s.notify_keyspace_events); }, RewriteAs::kString},
       IntOption("slowlog-log-slower-than", true, &Settings::slowlog_log_slower_than, -1, INT64_MAX),
       IntOption("slowlog-max-len", true, &Settings::slowlog_max_len, 0, INT64_MAX),
       IntOption("acllog-max-len", true, &Settings::acllog_max_len, 0, INT64_MAX),
@@ -95,7 +100,7 @@ const std::vector<ConfigOption>& Options() {
                std::string out;
                for (double p : s.latency_tracking_info_percentiles) out += (out.empty() ? "" : " ") + FormatPercentile(p);
                return out;
-             }},
+             }, RewriteAs::kAlways},
       MemOption("hll-sparse-max-bytes", &Settings::hll_sparse_max_bytes),
       IntOption("tracking-table-max-keys", true, &Settings::tracking_table_max_keys, 0, INT64_MAX),
       // Redis 7.0's name and its older alias, one setting.
@@ -157,39 +162,6 @@ const ConfigOption* FindOption(std::string_view name) {
     if (l == o.name) return &o;
   }
   return nullptr;
-}
-
-// Splits a config line into words, honouring "double" and 'single' quotes.
-std::optional<std::vector<std::string>> SplitLine(std::string_view line) {
-  std::vector<std::string> words;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) break;
-    std::string word;
-    if (line[i] == '"' || line[i] == '\'') {
-      char q = line[i++];
-      bool closed = false;
-      while (i < line.size()) {
-        if (line[i] == '\\' && q == '"' && i + 1 < line.size()) {
-          char c = line[++i];
-          word.push_back(c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c);
-        } else if (line[i] == q) {
-          closed = true;
-          ++i;
-          break;
-        } else {
-          word.push_back(line[i]);
-        }
-        ++i;
-      }
-      if (!closed) return std::nullopt;
-    } else {
-      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) word.push_back(line[i++]);
-    }
-    words.push_back(std::move(word));
-  }
-  return words;
 }
 
 }  // namespace
@@ -340,6 +312,69 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   return out;
 }
 
+namespace {
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::optional<std::vector<std::string>> SplitConfigLine(std::string_view line) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (true) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i >= line.size()) return words;
+    // One word: plain characters, and quoted parts that may start anywhere in it ('a"b c"'
+    // is "ab c"); a closing quote ends the word and must be followed by a space.
+    std::string word;
+    char quote = 0;
+    bool done = false;
+    while (!done) {
+      if (i >= line.size()) {
+        if (quote != 0) return std::nullopt;  // unterminated quotes
+        break;
+      }
+      char c = line[i];
+      if (quote == '"') {
+        if (c == '\\' && i + 3 < line.size() && line[i + 1] == 'x' && HexValue(line[i + 2]) >= 0 &&
+            HexValue(line[i + 3]) >= 0) {
+          word.push_back(static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3])));
+          i += 3;
+        } else if (c == '\\' && i + 1 < line.size()) {
+          char e = line[++i];
+          word.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'a' ? '\a' : e);
+        } else if (c == '"') {
+          if (i + 1 < line.size() && !std::isspace(static_cast<unsigned char>(line[i + 1]))) return std::nullopt;
+          done = true;
+        } else {
+          word.push_back(c);
+        }
+      } else if (quote == '\'') {
+        if (c == '\\' && i + 1 < line.size() && line[i + 1] == '\'') {
+          word.push_back('\'');
+          ++i;
+        } else if (c == '\'') {
+          if (i + 1 < line.size() && !std::isspace(static_cast<unsigned char>(line[i + 1]))) return std::nullopt;
+          done = true;
+        } else {
+          word.push_back(c);
+        }
+      } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0') {
+        done = true;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else {
+        word.push_back(c);
+      }
+      ++i;
+    }
+    words.push_back(std::move(word));
+  }
+}
+
 std::optional<std::string> Config::LoadFromText(std::string_view text) {
   std::lock_guard lock(mu_);
   size_t line_no = 0;
@@ -352,7 +387,7 @@ std::optional<std::string> Config::LoadFromText(std::string_view text) {
     // As Redis: a comment is skipped before it is split, so quotes in it never matter.
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
-    auto words = SplitLine(line);
+    auto words = SplitConfigLine(line);
     if (!words) return "line " + std::to_string(line_no) + ": unbalanced quotes";
     if (words->empty()) continue;
     if (auto err = ApplyLineLocked(*words, &saw_save)) return "line " + std::to_string(line_no) + ": " + *err;
@@ -378,7 +413,7 @@ std::optional<std::string> Config::ApplyLineLocked(const std::vector<std::string
   if (IsMultiWordOption(name)) {  // values of several words
     if (words.size() == 2 && !value.empty()) {
       // One quoted word is split as Redis splits it (sdssplitargs): `bind "a  b"` is two.
-      std::optional<std::vector<std::string>> parts = SplitLine(value);
+      std::optional<std::vector<std::string>> parts = SplitConfigLine(value);
       if (parts && !parts->empty()) {
         value.clear();
         for (const std::string& part : *parts) value += (value.empty() ? "" : " ") + part;
@@ -442,6 +477,178 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
     if (auto err = ApplyLineLocked(words, &saw_save)) return err;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Redis's older names for one parameter: CONFIG REWRITE writes the line under the new name.
+const char* AliasOf(std::string_view name) {
+  static constexpr std::pair<std::string_view, const char*> kAliases[] = {
+      {"lua-time-limit", "busy-reply-threshold"},
+      {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
+      {"hash-max-ziplist-value", "hash-max-listpack-value"},
+      {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
+      {"zset-max-ziplist-value", "zset-max-listpack-value"},
+      {"list-max-ziplist-size", "list-max-listpack-size"},
+      // Of the Redis parameters lapse only answers with their defaults.
+      {"slaveof", "replicaof"},
+      {"slave-announce-ip", "replica-announce-ip"},
+      {"slave-announce-port", "replica-announce-port"},
+      {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+      {"slave-lazy-flush", "replica-lazy-flush"},
+      {"slave-priority", "replica-priority"},
+      {"slave-read-only", "replica-read-only"},
+      {"slave-serve-stale-data", "replica-serve-stale-data"},
+      {"repl-ping-slave-period", "repl-ping-replica-period"},
+      {"cluster-slave-no-failover", "cluster-replica-no-failover"},
+      {"cluster-slave-validity-factor", "cluster-replica-validity-factor"},
+      {"min-slaves-max-lag", "min-replicas-max-lag"},
+      {"min-slaves-to-write", "min-replicas-to-write"}};
+  for (const auto& [alias, primary] : kAliases) {
+    if (alias == name) return primary;
+  }
+  return nullptr;
+}
+
+std::string Quoted(std::string_view value) {
+  std::string out;
+  AppendQuoted(out, value);
+  return out;
+}
+
+// Redis keeps these as NULL when set to "", and a NULL string is rewritten as absent.
+bool EmptyIsAbsent(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "unixsocket", "pidfile", "requirepass", "tls-cert-file", "tls-key-file", "tls-key-file-pass",
+      "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+      // Redis parameters lapse only answers with their defaults.
+      "aof_rewrite_cpulist", "bgsave_cpulist", "bio_cpulist", "server_cpulist", "bind-source-addr",
+      "cluster-announce-hostname", "cluster-announce-ip", "masterauth", "masteruser", "replica-announce-ip",
+      "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+// The string parameters among those lapse only answers with their defaults (Redis quotes them).
+bool IsRedisStringParameter(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"cluster-config-file", "ignore-warnings", "proc-title-template",
+                                                "syslog-ident"};
+  return EmptyIsAbsent(name) || std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+// How Redis rewrites a parameter lapse only answers with its default: only where the file has
+// it (it is at its default), renamed from an old alias, in its type's notation.
+RewriteLines LinesOfRedisDefault(const RedisDefault& d) {
+  RewriteLines out{d.name, {}};
+  std::string name = d.name;
+  std::string value = d.value;
+  if (name == "replicaof") return out;  // a master: Redis drops the line
+  if (IsRedisMemoryParameter(name)) {
+    out.lines.emplace_back(name + " " + FormatRewriteMemory(std::atoll(d.value)), false);
+  } else if (IsRedisStringParameter(name)) {
+    if (!(value.empty() && EmptyIsAbsent(name))) out.lines.emplace_back(name + " " + Quoted(value), false);
+  } else {
+    out.lines.emplace_back(name + " " + value, false);
+  }
+  return out;
+}
+
+int64_t MemoryValue(const std::string& shown) { return static_cast<int64_t>(std::strtoull(shown.c_str(), nullptr, 10)); }
+
+// What one parameter writes, as Redis's rewrite function for its type writes it.
+RewriteLines LinesOf(const ConfigOption& option, const Settings& now, const Settings& defaults) {
+  RewriteLines out{option.name, {}};
+  std::string name = option.name;
+  std::string value = option.get(now);
+  std::string default_value = option.get(defaults);
+  bool force = value != default_value;
+  switch (option.rewrite) {
+    case RewriteAs::kWord:
+      out.lines.emplace_back(name + " " + value, force);
+      break;
+    case RewriteAs::kMemory:
+      out.lines.emplace_back(name + " " + FormatRewriteMemory(MemoryValue(value)), force);
+      break;
+    case RewriteAs::kString:
+      if (value.empty() && EmptyIsAbsent(name)) break;
+      out.lines.emplace_back(name + " " + Quoted(value), force);
+      break;
+    case RewriteAs::kAlways:
+      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
+      break;
+    case RewriteAs::kDir:
+      out.lines.emplace_back(name + " " + Quoted(value), true);
+      break;
+    case RewriteAs::kSave:
+      if (now.save_rules.empty()) out.lines.emplace_back("save \"\"", true);
+      for (auto [seconds, changes] : now.save_rules) {
+        out.lines.emplace_back("save " + std::to_string(seconds) + " " + std::to_string(changes), true);
+      }
+      break;
+    case RewriteAs::kOutputLimits: {
+      auto add = [&](const char* cls, const OutputBufferLimit& limit, const OutputBufferLimit& standard) {
+        bool differs = limit.hard != standard.hard || limit.soft != standard.soft ||
+                       limit.soft_seconds != standard.soft_seconds;
+        out.lines.emplace_back(name + " " + cls + " " + FormatRewriteMemory(limit.hard) + " " +
+                                   FormatRewriteMemory(limit.soft) + " " + std::to_string(limit.soft_seconds),
+                               differs);
+      };
+      add("normal", now.output_limit_normal, defaults.output_limit_normal);
+      add("replica", now.output_limit_replica, defaults.output_limit_replica);
+      add("pubsub", now.output_limit_pubsub, defaults.output_limit_pubsub);
+      break;
+    }
+    case RewriteAs::kBind:
+      // Redis leaves out its own default; lapse's (loopback only) is written like any other.
+      if (value == "* -::*") break;
+      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> Config::Rewrite(const std::vector<std::string>& acl_lines) const {
+  // The file is read and written without the lock, which every new client and many
+  // commands take: a copy of the settings is what gets written.
+  Settings now = Snapshot();
+  std::string old_text;
+  // As Redis: a file that is gone is written afresh; one that cannot be read is an error.
+  if (std::FILE* in = std::fopen(config_file_.c_str(), "r")) {
+    char chunk[4096];
+    size_t n = 0;
+    while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0) old_text.append(chunk, n);
+    bool failed = std::ferror(in) != 0;
+    int error = errno;
+    std::fclose(in);
+    if (failed) return std::string(std::strerror(error));
+  } else if (errno != ENOENT) {
+    return std::string(std::strerror(errno));
+  }
+  Settings defaults;
+  std::vector<RewriteLines> parameters;
+  for (const ConfigOption& option : Options()) {
+    if (AliasOf(option.name) == nullptr) parameters.push_back(LinesOf(option, now, defaults));
+  }
+  for (const RedisDefault& d : RedisOnlyDefaults()) {
+    if (FindOption(d.name) == nullptr && AliasOf(d.name) == nullptr) parameters.push_back(LinesOfRedisDefault(d));
+  }
+  // The users, unless an aclfile keeps them (then the file's user lines go).
+  RewriteLines users{"user", {}};
+  if (now.aclfile.empty()) {
+    for (const std::string& line : acl_lines) users.lines.emplace_back(line, true);
+  }
+  parameters.push_back(std::move(users));
+  auto primary = [](std::string_view directive) -> std::string {
+    if (const char* name = AliasOf(directive)) return name;
+    if (FindOption(directive) != nullptr || FindRedisDefault(directive) != nullptr) return std::string(directive);
+    static constexpr std::string_view kFileOnly[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
+    for (std::string_view name : kFileOnly) {
+      if (name == directive) return std::string(directive);
+    }
+    return {};
+  };
+  return OverwriteConfigFile(config_file_, RewriteConfigText(old_text, parameters, primary));
 }
 
 std::string EffectiveDir(const Settings& s) {

@@ -146,6 +146,11 @@ struct Settings {
   bool no_appendfsync_on_rewrite = false;
 };
 
+// A configuration line's words as Redis's sdssplitargs reads them: "double" quotes with
+// \n-style and \xHH escapes, 'single' quotes with \' only, a closing quote ending its word;
+// nullopt when the quotes do not balance.
+std::optional<std::vector<std::string>> SplitConfigLine(std::string_view line);
+
 // bind's addresses: Redis splits its value on single spaces, so "a  b" has an empty one (which
 // then fails to bind); "" has none.
 std::vector<std::string> SplitBindAddresses(std::string_view bind);
@@ -163,6 +168,8 @@ const std::vector<RedisDefault>& RedisOnlyDefaults();
 // Whether `value` is the Redis-only parameter's default as Redis reads it (case aside; memory
 // parameters by their byte count).
 bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, std::string_view redis_default);
+// Whether Redis reads this Redis-only parameter (lower case) as a memory value.
+bool IsRedisMemoryParameter(std::string_view lower_name);
 // Whether Redis 7.0 refuses CONFIG SET of this parameter (lower case) as immutable.
 bool IsRedisImmutable(std::string_view lower_name);
 
@@ -200,6 +207,9 @@ class Config {
   }
 
   static std::string Usage();
+  // CONFIG REWRITE (server/config_rewrite.h): the config file rewritten with the live
+  // settings and `acl_lines` (ACL LIST's) as its users; errno's message on failure.
+  std::optional<std::string> Rewrite(const std::vector<std::string>& acl_lines) const;
   // The absolute path of the file given on the command line, or "" (INFO's config_file).
   const std::string& config_file() const { return config_file_; }
 

@@ -169,7 +169,7 @@ ConfigOption MemOption(const char* name, int64_t Settings::*field, int64_t min) 
                         s.*field = value;
                         return std::nullopt;
                       },
-                      [field](const Settings& s) { return std::to_string(s.*field); }};
+                      [field](const Settings& s) { return std::to_string(s.*field); }, RewriteAs::kMemory};
 }
 
 // Any 64-bit value. One past INT64_MAX is kept with the same bits (a negative int64_t, which
@@ -183,7 +183,7 @@ ConfigOption UnsignedMemOption(const char* name, int64_t Settings::*field) {
                         s.*field = static_cast<int64_t>(*n);
                         return std::nullopt;
                       },
-                      [field](const Settings& s) { return std::to_string(static_cast<uint64_t>(s.*field)); }};
+                      [field](const Settings& s) { return std::to_string(static_cast<uint64_t>(s.*field)); }, RewriteAs::kMemory};
 }
 
 ConfigOption BoolOption(const char* name, bool mut, bool Settings::*field) {
@@ -232,7 +232,7 @@ ConfigOption BindOption() {
                         s.bind = std::string(v);
                         return std::nullopt;
                       },
-                      [](const Settings& s) { return s.bind; }};
+                      [](const Settings& s) { return s.bind; }, RewriteAs::kBind};
 }
 
 ConfigOption StringOption(const char* name, bool mut, std::string Settings::*field) {
@@ -241,7 +241,7 @@ ConfigOption StringOption(const char* name, bool mut, std::string Settings::*fie
                         s.*field = std::string(v);
                         return std::nullopt;
                       },
-                      [field](const Settings& s) { return s.*field; }};
+                      [field](const Settings& s) { return s.*field; }, RewriteAs::kString};
 }
 
 ConfigOption EnumOption(const char* name, std::string Settings::*field, const char* choices) {
@@ -293,13 +293,14 @@ ConfigOption HzOption() {
 }
 
 ConfigOption OutputBufferLimitOption() {
-  return ConfigOption{"client-output-buffer-limit", true, SetOutputBufferLimits, FormatOutputBufferLimits};
+  return ConfigOption{"client-output-buffer-limit", true, SetOutputBufferLimits, FormatOutputBufferLimits,
+                      RewriteAs::kOutputLimits};
 }
 
-ConfigOption SaveRulesOption() { return ConfigOption{"save", true, SetSaveRules, FormatSaveRules}; }
+ConfigOption SaveRulesOption() { return ConfigOption{"save", true, SetSaveRules, FormatSaveRules, RewriteAs::kSave}; }
 
 ConfigOption DirOption() {
-  return ConfigOption{"dir", true, SetDir, [](const Settings& s) { return EffectiveDir(s); }};
+  return ConfigOption{"dir", true, SetDir, [](const Settings& s) { return EffectiveDir(s); }, RewriteAs::kDir};
 }
 
 ConfigOption DbFilenameOption() {
@@ -309,7 +310,7 @@ ConfigOption DbFilenameOption() {
                         s.dbfilename = std::string(v);
                         return std::nullopt;
                       },
-                      [](const Settings& s) { return s.dbfilename; }};
+                      [](const Settings& s) { return s.dbfilename; }, RewriteAs::kString};
 }
 
 namespace {
@@ -366,7 +367,7 @@ ConfigOption FileNameOption(const char* name, std::string Settings::*field, cons
                         s.*field = std::string(v);
                         return std::nullopt;
                       },
-                      [field](const Settings& s) { return s.*field; }};
+                      [field](const Settings& s) { return s.*field; }, RewriteAs::kString};
 }
 
 ConfigOption FixedOption(const char* name, const char* value, const char* why) {

@@ -18,12 +18,26 @@
 
 namespace lapse::server {
 
+// How CONFIG REWRITE writes a parameter (server/config_rewrite.h), as Redis's rewrite
+// function for its type does.
+enum class RewriteAs : uint8_t {
+  kWord,          // as CONFIG GET shows it: numbers, yes/no, enum names
+  kMemory,        // bytes, as "64mb" when they divide evenly
+  kString,        // quoted and escaped
+  kAlways,        // as CONFIG GET shows it, written even at its default
+  kDir,           // the absolute working directory, always written
+  kSave,          // a line per rule, always written
+  kOutputLimits,  // a line per client class
+  kBind,          // written unless it is Redis's default
+};
+
 struct ConfigOption {
   const char* name;
   bool mutable_at_runtime;
   // Parses and stores; returns an error reason (without prefix) or nullopt.
   std::function<std::optional<std::string>(Settings&, std::string_view)> set;
   std::function<std::string(const Settings&)> get;
+  RewriteAs rewrite = RewriteAs::kWord;
 };
 
 // C's strtoll(s, &end, 10) with `*end == '\0'` required: leading white space, a sign, digits

@@ -7,6 +7,7 @@
 // default is the working directory, is answered live by Config::Get.
 #include "server/config.h"
 
+#include <algorithm>
 #include <string>
 
 #include "protocol/arg_reader.h"
@@ -142,12 +143,18 @@ const std::vector<RedisDefault>& RedisOnlyDefaults() {
   return kDefaults;
 }
 
+namespace {
+// Redis reads these as memory values, so "1mb" is repl-backlog-size's default too.
+constexpr std::string_view kMemoryParameters[] = {"active-defrag-ignore-bytes", "cluster-link-sendbuf-limit",
+                                                  "maxmemory-clients", "repl-backlog-size", "stream-node-max-bytes"};
+}  // namespace
+
+bool IsRedisMemoryParameter(std::string_view lower_name) {
+  return std::find(std::begin(kMemoryParameters), std::end(kMemoryParameters), lower_name) != std::end(kMemoryParameters);
+}
+
 bool IsRedisDefaultValue(std::string_view lower_name, std::string_view value, std::string_view redis_default) {
   if (protocol::AsciiLower(value) == protocol::AsciiLower(redis_default)) return true;
-  // Redis reads these as memory values, so "1mb" is repl-backlog-size's default too.
-  static constexpr std::string_view kMemoryParameters[] = {
-      "active-defrag-ignore-bytes", "cluster-link-sendbuf-limit", "maxmemory-clients", "repl-backlog-size",
-      "stream-node-max-bytes"};
   // maxmemory-clients also takes a percentage of maxmemory, which Redis keeps negated: only
   // 0% is its default, 0.
   if (lower_name == "maxmemory-clients" && value.size() > 1 && value.back() == '%') {

@@ -36,7 +36,9 @@ int main(int argc, char** argv) {
   spdlog::flush_on(spdlog::level::info);
   std::signal(SIGPIPE, SIG_IGN);
 
-  // Before any thread starts: fork() keeps only the calling one.
+  // Before any thread starts: fork() keeps only the calling one, and reading the umask
+  // means changing it for a moment.
+  RecordUmask();
   Supervisor supervisor = DetectSupervisor(settings.supervised);
   // As in Redis, `auto` reads back as the supervisor it found.
   if (settings.supervised == "auto" && supervisor != Supervisor::kNone) {

@@ -34,6 +34,8 @@ constexpr std::string_view kHidden[] = {
     "slowlog|reset",     "sync",
 };
 
+}  // namespace
+
 // Redis's sdscatrepr: printable ASCII as is, the usual escapes, any other byte as \xNN.
 void AppendQuoted(std::string& out, std::string_view arg) {
   out += '"';
@@ -61,8 +63,6 @@ void AppendQuoted(std::string& out, std::string_view arg) {
   }
   out += '"';
 }
-
-}  // namespace
 
 bool HiddenFromMonitor(std::string_view full_name) {
   return std::find(std::begin(kHidden), std::end(kHidden), full_name) != std::end(kHidden);

@@ -58,6 +58,10 @@ class Monitors {
   std::atomic<size_t> count_{0};
 };
 
+// Redis's sdscatrepr: `arg` in double quotes, printable ASCII as is, the usual escapes, any
+// other byte as \xNN (MONITOR lines, CONFIG REWRITE's string values).
+void AppendQuoted(std::string& out, std::string_view arg);
+
 // True for the commands Redis 7.0 never shows to monitors, by full name ("config|get").
 bool HiddenFromMonitor(std::string_view full_name);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -124,6 +125,18 @@ void RemovePidFile(const std::string& path) {
   spdlog::info("Removing the pid file.");
   ::unlink(path.c_str());
 }
+
+namespace {
+std::atomic<unsigned> startup_umask{022};
+}  // namespace
+
+void RecordUmask() {
+  mode_t mask = ::umask(0777);
+  ::umask(mask);
+  startup_umask.store(mask);
+}
+
+unsigned StartupUmask() { return startup_umask.load(); }
 
 void NotifyReady() {
   if (CurrentSupervisor() != Supervisor::kSystemd) return;

@@ -41,6 +41,11 @@ void Daemonize();
 void WritePidFile(const std::string& path);
 void RemovePidFile(const std::string& path);
 
+// The umask the process started with, read once by RecordUmask before any thread runs
+// (reading it means setting it, which would race other threads' file creation).
+void RecordUmask();
+unsigned StartupUmask();
+
 // Messages for the supervisor, if it is systemd.
 void NotifyReady();
 void NotifyStopping();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -79,7 +80,18 @@ void CmdConfig(ConnCommand& c) {
                                "REWRITE",
                                "    Rewrite the configuration file."});
   }
-  c.reply.Error(errors::kNoConfigFile);  // REWRITE
+  // REWRITE
+  if (config.config_file().empty()) return c.reply.Error(errors::kNoConfigFile);
+  // One rewrite at a time, so that the file always ends with the latest settings: one that
+  // read them earlier cannot rename its file over a later one's.
+  static std::mutex rewrite_mu;
+  std::lock_guard rewrite_lock(rewrite_mu);
+  if (auto err = config.Rewrite(c.server.acl().Describe())) {
+    spdlog::warn("CONFIG REWRITE failed: {}", *err);
+    return c.reply.Error("ERR Rewriting config file: " + *err);
+  }
+  spdlog::warn("CONFIG REWRITE executed with success.");
+  c.reply.Ok();
 }
 
 // CONFIG RESETSTAT answers once every thread has zeroed its counters, so that what follows

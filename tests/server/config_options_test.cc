@@ -124,6 +124,18 @@ TEST(ConfigOptionsTest, AFileCommentIsSkippedBeforeItsQuotesAreRead) {
   EXPECT_EQ(config.LoadFromText("port \"7001\n"), "line 1: unbalanced quotes");
 }
 
+TEST(ConfigOptionsTest, LinesAreSplitAsSdssplitargsSplitsThem) {
+  using Words = std::vector<std::string>;
+  EXPECT_EQ(SplitConfigLine("  a  \"b c\"  'd e' "), (Words{"a", "b c", "d e"}));
+  EXPECT_EQ(SplitConfigLine("x \"\\x41\\n\\\"\" 'it\\'s'"), (Words{"x", "A\n\"", "it's"}));
+  EXPECT_EQ(SplitConfigLine("x \"\\xZZ\""), (Words{"x", "xZZ"}));
+  EXPECT_EQ(SplitConfigLine("x \"a\"b"), std::nullopt);  // a closing quote must end the word
+  EXPECT_EQ(SplitConfigLine("x 'a"), std::nullopt);
+  // A quote inside a word opens a quoted part of it.
+  EXPECT_EQ(SplitConfigLine("x a\"b c\" d"), (Words{"x", "ab c", "d"}));
+  EXPECT_EQ(SplitConfigLine("x a\"b"), std::nullopt);
+}
+
 TEST(ConfigOptionsTest, MultiWordParametersTakeSeveralWordsOnAFileLine) {
   Config config;
   EXPECT_EQ(config.LoadFromText("bind 127.0.0.1 -::1\nlatency-tracking-info-percentiles 50 99 99.9\n"
