@@ -121,11 +121,13 @@ def test_bad_config_file_line_names_file_and_line():
 
 class FileServer(ServerProcess):
     """A server whose port comes from its config file alone (no --port flag): the file is
-    written for each port start() tries, with `body` after the port line."""
+    written for each port start() tries, with `body` after the port line; `extra` flags come
+    last on the command line, as a user would type them."""
 
-    def __init__(self, body: str, **kwargs):
+    def __init__(self, body: str, extra: list[str] | None = None, **kwargs):
         super().__init__(**kwargs)
         self.body = body
+        self.extra = extra or []
         fd, self.config_file = tempfile.mkstemp(prefix="lapse-cmdline-", suffix=".conf")
         os.close(fd)
 
@@ -134,15 +136,15 @@ class FileServer(ServerProcess):
             f.write(f"port {port}\n{self.body}")
         argv = super().command_line(port)
         i = argv.index("--port")
-        return argv[:i] + argv[i + 2:]
+        return argv[:i] + argv[i + 2:] + self.extra
 
 
 @pytest.fixture
 def file_server():
     started = []
 
-    def start(body, options=None, password=None):
-        srv = FileServer(body, options=options)
+    def start(body, options=None, password=None, extra=None):
+        srv = FileServer(body, extra, options=options)
         srv.password = password  # for stop()'s SHUTDOWN
         started.append(srv)
         return srv.start()
@@ -192,49 +194,21 @@ def test_flag_overrides_file_databases(file_server):
         assert c.call("SELECT", 4) == OUT_OF_RANGE
 
 
-class ArgsServer(FileServer):
-    """A FileServer with `extra` flags last on its command line, as a user would type them."""
-
-    def __init__(self, body: str, extra: list[str], **kwargs):
-        super().__init__(body, **kwargs)
-        self.extra = extra
-
-    def command_line(self, port):
-        return super().command_line(port) + self.extra
-
-
-@pytest.fixture
-def args_server():
-    started = []
-
-    def start(body, extra):
-        srv = ArgsServer(body, extra)
-        started.append(srv)
-        return srv.start()
-
-    yield start
-    for srv in started:
-        try:
-            srv.stop()
-        finally:
-            os.unlink(srv.config_file)
-
-
 @pytest.mark.parametrize("extra", [["--save"], ["--save", "--maxclients", "77"]], ids=["last", "before-a-flag"])
-def test_a_bare_save_flag_means_no_save_rules(args_server, extra):
+def test_a_bare_save_flag_means_no_save_rules(file_server, extra):
     # Redis 7.0.1+: `--save` with no value, last or followed by another flag, is `save ""`.
-    srv = args_server("save 900 1\n", extra)
+    srv = file_server("save 900 1\n", extra=extra)
     with RawClient(srv.port) as c:
         assert c.call("CONFIG", "GET", "save") == [b"save", b""]
         if "--maxclients" in extra:
             assert c.call("CONFIG", "GET", "maxclients") == [b"maxclients", b"77"]
 
 
-def test_flags_take_the_words_up_to_the_next_flag(args_server):
+def test_flags_take_the_words_up_to_the_next_flag(file_server):
     # Each flag and its words make one configuration line: several words for `save`, a
     # quoted `bind` split as Redis splits it, `rename-command` with its two names.
-    srv = args_server("", ["--save", "900", "1", "300", "10", "--bind", "127.0.0.1  127.0.0.2",
-                           "--rename-command", "FLUSHALL", ""])
+    srv = file_server("", extra=["--save", "900", "1", "300", "10", "--bind", "127.0.0.1  127.0.0.2",
+                                 "--rename-command", "FLUSHALL", ""])
     with RawClient(srv.port) as c:
         assert c.call("CONFIG", "GET", "save") == [b"save", b"900 1 300 10"]
         assert c.call("CONFIG", "GET", "bind") == [b"bind", b"127.0.0.1 127.0.0.2"]

@@ -963,3 +963,40 @@ def test_a_unix_socket_path_too_long_stops_start_up_with_redis_message(tmpdir_sh
     assert proc.returncode == 1
     assert b"Failed opening Unix socket: unix socket path too long (120), must be under 108" in proc.stdout
     assert not os.path.exists(path)
+
+
+def process_state(pid) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def test_supervised_upstart_stops_itself_once_then_serves(tmpdir_short):
+    # upstart's "expect stop": the server raises SIGSTOP once; upstart sends SIGCONT.
+    port = free_port()
+    argv = Server({"supervised": "upstart"}).command_line(port)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                            cwd=tmpdir_short, env=env_with(UPSTART_JOB="lapse-test"))
+    try:
+        poll(lambda: process_state(proc.pid) == "T", what="the server to stop itself")
+        os.kill(proc.pid, signal.SIGCONT)
+
+        def ping():
+            try:
+                with RawClient(port, timeout=2) as c:
+                    return c.call("PING") == "PONG"
+            except OSError:
+                return False
+
+        poll(ping, what="the server to answer PING")
+        with RawClient(port) as c:
+            assert info_field(c, "server", "process_supervised") == "upstart"
+            c.send("SHUTDOWN", "NOSAVE")
+            assert c.at_eof()
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
