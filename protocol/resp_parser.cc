@@ -17,6 +17,7 @@
 
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
+#include "protocol/split_args.h"
 
 namespace lapse::protocol {
 namespace {
@@ -29,18 +30,6 @@ size_t Find(std::string_view input, char c, size_t from) {
   const void* hit = std::memchr(input.data() + from, c, input.size() - from);
   return hit ? static_cast<size_t>(static_cast<const char*>(hit) - input.data())
              : std::string_view::npos;
-}
-
-// sdssplitargs skips isspace() between arguments, yet an unquoted argument ends only at
-// ' ', '\t', '\r' or '\n' (so "a\vb" is one argument).
-bool IsCSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-
-bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
 }
 
 }  // namespace
@@ -170,104 +159,13 @@ ParseStatus RespParser::ParseInline(std::string_view input, size_t* consumed,
   }
   size_t end = newline;
   if (end > 0 && input[end - 1] == '\r') --end;
-  if (!SplitInline(input.substr(0, end), args)) {
+  if (!SplitArgs(input.substr(0, end), &unescaped_, args)) {
     args->clear();
     return Fail(std::string(errors::kUnbalancedQuotes));
   }
   *consumed = newline + 1;
   ResetCommand();
   return ParseStatus::kOk;
-}
-
-// A transcription of sdssplitargs over `line`, where the end of the view plays the role of the
-// terminating NUL. Unquoted arguments are views into `line`; quoted ones are unescaped into
-// unescaped_, which is sized up front (unescaping never lengthens) so it never reallocates
-// while views into it are handed out.
-bool RespParser::SplitInline(std::string_view line, std::vector<std::string_view>* args) {
-  line = line.substr(0, std::min(line.size(), line.find('\0')));
-  const size_t n = line.size();
-  if (unescaped_.size() < n) unescaped_.resize(n);
-  char* store = unescaped_.data();
-  auto at = [&](size_t i) { return i < n ? line[i] : '\0'; };
-
-  size_t p = 0;
-  while (true) {
-    while (p < n && IsCSpace(line[p])) ++p;
-    if (p == n) return true;
-
-    const size_t start = p;
-    char* out = store;
-    bool in_double = false;
-    bool in_single = false;
-    bool quoted = false;
-    bool done = false;
-    while (!done) {
-      const char c = at(p);
-      if (in_double) {
-        if (c == '\\' && at(p + 1) == 'x' && IsHex(at(p + 2)) && IsHex(at(p + 3))) {
-          *out++ = static_cast<char>(HexValue(at(p + 2)) * 16 + HexValue(at(p + 3)));
-          p += 3;
-        } else if (c == '\\' && at(p + 1) != '\0') {
-          ++p;
-          switch (at(p)) {
-            case 'n': *out++ = '\n'; break;
-            case 'r': *out++ = '\r'; break;
-            case 't': *out++ = '\t'; break;
-            case 'b': *out++ = '\b'; break;
-            case 'a': *out++ = '\a'; break;
-            default: *out++ = at(p); break;
-          }
-        } else if (c == '"') {
-          // A closing quote must be followed by a space or the end of the line.
-          if (at(p + 1) != '\0' && !IsCSpace(at(p + 1))) return false;
-          done = true;
-        } else if (c == '\0') {
-          return false;
-        } else {
-          *out++ = c;
-        }
-      } else if (in_single) {
-        if (c == '\\' && at(p + 1) == '\'') {
-          ++p;
-          *out++ = '\'';
-        } else if (c == '\'') {
-          if (at(p + 1) != '\0' && !IsCSpace(at(p + 1))) return false;
-          done = true;
-        } else if (c == '\0') {
-          return false;
-        } else {
-          *out++ = c;
-        }
-      } else {
-        switch (c) {
-          case ' ':
-          case '\n':
-          case '\r':
-          case '\t':
-          case '\0':
-            done = true;
-            break;
-          case '"':
-            in_double = quoted = true;
-            break;
-          case '\'':
-            in_single = quoted = true;
-            break;
-          default:
-            *out++ = c;
-            break;
-        }
-      }
-      if (p < n) ++p;
-    }
-    const size_t len = static_cast<size_t>(out - store);
-    if (quoted) {
-      args->emplace_back(store, len);
-      store = out;
-    } else {
-      args->emplace_back(line.data() + start, len);  // unquoted bytes are contiguous
-    }
-  }
 }
 
 }  // namespace lapse::protocol

@@ -64,7 +64,6 @@ class RespParser {
   ParseStatus ParseInline(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
   ParseStatus ParseMultibulk(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
   bool FindHeaderEnd(std::string_view input, size_t line_start, size_t* cr, bool* too_long);
-  bool SplitInline(std::string_view line, std::vector<std::string_view>* args);
   ParseStatus Finish(std::string_view input, size_t* consumed, std::vector<std::string_view>* args);
   ParseStatus Fail(std::string message);
   void ResetCommand();

@@ -20,9 +20,9 @@
 #include "engine/eviction.h"
 #include "engine/glob.h"
 #include "protocol/arg_reader.h"
+#include "protocol/split_args.h"
 #include "server/config_options.h"
 #include "server/config_rewrite.h"
-#include "server/monitor.h"
 #include "server/keyspace_events.h"
 #include "server/latency.h"
 
@@ -312,67 +312,11 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   return out;
 }
 
-namespace {
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
-
 std::optional<std::vector<std::string>> SplitConfigLine(std::string_view line) {
-  std::vector<std::string> words;
-  size_t i = 0;
-  while (true) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) return words;
-    // One word: plain characters, and quoted parts that may start anywhere in it ('a"b c"'
-    // is "ab c"); a closing quote ends the word and must be followed by a space.
-    std::string word;
-    char quote = 0;
-    bool done = false;
-    while (!done) {
-      if (i >= line.size()) {
-        if (quote != 0) return std::nullopt;  // unterminated quotes
-        break;
-      }
-      char c = line[i];
-      if (quote == '"') {
-        if (c == '\\' && i + 3 < line.size() && line[i + 1] == 'x' && HexValue(line[i + 2]) >= 0 &&
-            HexValue(line[i + 3]) >= 0) {
-          word.push_back(static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3])));
-          i += 3;
-        } else if (c == '\\' && i + 1 < line.size()) {
-          char e = line[++i];
-          word.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'a' ? '\a' : e);
-        } else if (c == '"') {
-          if (i + 1 < line.size() && !std::isspace(static_cast<unsigned char>(line[i + 1]))) return std::nullopt;
-          done = true;
-        } else {
-          word.push_back(c);
-        }
-      } else if (quote == '\'') {
-        if (c == '\\' && i + 1 < line.size() && line[i + 1] == '\'') {
-          word.push_back('\'');
-          ++i;
-        } else if (c == '\'') {
-          if (i + 1 < line.size() && !std::isspace(static_cast<unsigned char>(line[i + 1]))) return std::nullopt;
-          done = true;
-        } else {
-          word.push_back(c);
-        }
-      } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0') {
-        done = true;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-      } else {
-        word.push_back(c);
-      }
-      ++i;
-    }
-    words.push_back(std::move(word));
-  }
+  std::string unescaped;
+  std::vector<std::string_view> views;
+  if (!protocol::SplitArgs(line, &unescaped, &views)) return std::nullopt;
+  return std::vector<std::string>(views.begin(), views.end());
 }
 
 std::optional<std::string> Config::LoadFromText(std::string_view text) {
@@ -479,134 +423,6 @@ std::optional<std::string> Config::LoadFromArgs(int argc, char** argv, bool* exi
   return std::nullopt;
 }
 
-namespace {
-
-// Redis's older names for one parameter: CONFIG REWRITE writes the line under the new name.
-const char* AliasOf(std::string_view name) {
-  static constexpr std::pair<std::string_view, const char*> kAliases[] = {
-      {"lua-time-limit", "busy-reply-threshold"},
-      {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
-      {"hash-max-ziplist-value", "hash-max-listpack-value"},
-      {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
-      {"zset-max-ziplist-value", "zset-max-listpack-value"},
-      {"list-max-ziplist-size", "list-max-listpack-size"},
-      // Of the Redis parameters lapse only answers with their defaults.
-      {"slaveof", "replicaof"},
-      {"slave-announce-ip", "replica-announce-ip"},
-      {"slave-announce-port", "replica-announce-port"},
-      {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
-      {"slave-lazy-flush", "replica-lazy-flush"},
-      {"slave-priority", "replica-priority"},
-      {"slave-read-only", "replica-read-only"},
-      {"slave-serve-stale-data", "replica-serve-stale-data"},
-      {"repl-ping-slave-period", "repl-ping-replica-period"},
-      {"cluster-slave-no-failover", "cluster-replica-no-failover"},
-      {"cluster-slave-validity-factor", "cluster-replica-validity-factor"},
-      {"min-slaves-max-lag", "min-replicas-max-lag"},
-      {"min-slaves-to-write", "min-replicas-to-write"}};
-  for (const auto& [alias, primary] : kAliases) {
-    if (alias == name) return primary;
-  }
-  return nullptr;
-}
-
-std::string Quoted(std::string_view value) {
-  std::string out;
-  AppendQuoted(out, value);
-  return out;
-}
-
-// Redis keeps these as NULL when set to "", and a NULL string is rewritten as absent.
-bool EmptyIsAbsent(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "unixsocket", "pidfile", "requirepass", "tls-cert-file", "tls-key-file", "tls-key-file-pass",
-      "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
-      // Redis parameters lapse only answers with their defaults.
-      "aof_rewrite_cpulist", "bgsave_cpulist", "bio_cpulist", "server_cpulist", "bind-source-addr",
-      "cluster-announce-hostname", "cluster-announce-ip", "masterauth", "masteruser", "replica-announce-ip",
-      "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-// The string parameters among those lapse only answers with their defaults (Redis quotes them).
-bool IsRedisStringParameter(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"cluster-config-file", "ignore-warnings", "proc-title-template",
-                                                "syslog-ident"};
-  return EmptyIsAbsent(name) || std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-// How Redis rewrites a parameter lapse only answers with its default: only where the file has
-// it (it is at its default), renamed from an old alias, in its type's notation.
-RewriteLines LinesOfRedisDefault(const RedisDefault& d) {
-  RewriteLines out{d.name, {}};
-  std::string name = d.name;
-  std::string value = d.value;
-  if (name == "replicaof") return out;  // a master: Redis drops the line
-  if (IsRedisMemoryParameter(name)) {
-    out.lines.emplace_back(name + " " + FormatRewriteMemory(std::atoll(d.value)), false);
-  } else if (IsRedisStringParameter(name)) {
-    if (!(value.empty() && EmptyIsAbsent(name))) out.lines.emplace_back(name + " " + Quoted(value), false);
-  } else {
-    out.lines.emplace_back(name + " " + value, false);
-  }
-  return out;
-}
-
-int64_t MemoryValue(const std::string& shown) { return static_cast<int64_t>(std::strtoull(shown.c_str(), nullptr, 10)); }
-
-// What one parameter writes, as Redis's rewrite function for its type writes it.
-RewriteLines LinesOf(const ConfigOption& option, const Settings& now, const Settings& defaults) {
-  RewriteLines out{option.name, {}};
-  std::string name = option.name;
-  std::string value = option.get(now);
-  std::string default_value = option.get(defaults);
-  bool force = value != default_value;
-  switch (option.rewrite) {
-    case RewriteAs::kWord:
-      out.lines.emplace_back(name + " " + value, force);
-      break;
-    case RewriteAs::kMemory:
-      out.lines.emplace_back(name + " " + FormatRewriteMemory(MemoryValue(value)), force);
-      break;
-    case RewriteAs::kString:
-      if (value.empty() && EmptyIsAbsent(name)) break;
-      out.lines.emplace_back(name + " " + Quoted(value), force);
-      break;
-    case RewriteAs::kAlways:
-      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
-      break;
-    case RewriteAs::kDir:
-      out.lines.emplace_back(name + " " + Quoted(value), true);
-      break;
-    case RewriteAs::kSave:
-      if (now.save_rules.empty()) out.lines.emplace_back("save \"\"", true);
-      for (auto [seconds, changes] : now.save_rules) {
-        out.lines.emplace_back("save " + std::to_string(seconds) + " " + std::to_string(changes), true);
-      }
-      break;
-    case RewriteAs::kOutputLimits: {
-      auto add = [&](const char* cls, const OutputBufferLimit& limit, const OutputBufferLimit& standard) {
-        bool differs = limit.hard != standard.hard || limit.soft != standard.soft ||
-                       limit.soft_seconds != standard.soft_seconds;
-        out.lines.emplace_back(name + " " + cls + " " + FormatRewriteMemory(limit.hard) + " " +
-                                   FormatRewriteMemory(limit.soft) + " " + std::to_string(limit.soft_seconds),
-                               differs);
-      };
-      add("normal", now.output_limit_normal, defaults.output_limit_normal);
-      add("replica", now.output_limit_replica, defaults.output_limit_replica);
-      add("pubsub", now.output_limit_pubsub, defaults.output_limit_pubsub);
-      break;
-    }
-    case RewriteAs::kBind:
-      // Redis leaves out its own default; lapse's (loopback only) is written like any other.
-      if (value == "* -::*") break;
-      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
-      break;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::optional<std::string> Config::Rewrite(const std::vector<std::string>& acl_lines) const {
   // The file is read and written without the lock, which every new client and many
@@ -628,10 +444,10 @@ std::optional<std::string> Config::Rewrite(const std::vector<std::string>& acl_l
   Settings defaults;
   std::vector<RewriteLines> parameters;
   for (const ConfigOption& option : Options()) {
-    if (AliasOf(option.name) == nullptr) parameters.push_back(LinesOf(option, now, defaults));
+    if (RewriteAliasOf(option.name) == nullptr) parameters.push_back(LinesOfOption(option, now, defaults));
   }
   for (const RedisDefault& d : RedisOnlyDefaults()) {
-    if (FindOption(d.name) == nullptr && AliasOf(d.name) == nullptr) parameters.push_back(LinesOfRedisDefault(d));
+    if (FindOption(d.name) == nullptr && RewriteAliasOf(d.name) == nullptr) parameters.push_back(LinesOfRedisDefault(d));
   }
   // The users, unless an aclfile keeps them (then the file's user lines go).
   RewriteLines users{"user", {}};
@@ -640,7 +456,7 @@ std::optional<std::string> Config::Rewrite(const std::vector<std::string>& acl_l
   }
   parameters.push_back(std::move(users));
   auto primary = [](std::string_view directive) -> std::string {
-    if (const char* name = AliasOf(directive)) return name;
+    if (const char* name = RewriteAliasOf(directive)) return name;
     if (FindOption(directive) != nullptr || FindRedisDefault(directive) != nullptr) return std::string(directive);
     static constexpr std::string_view kFileOnly[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
     for (std::string_view name : kFileOnly) {

@@ -146,8 +146,7 @@ struct Settings {
   bool no_appendfsync_on_rewrite = false;
 };
 
-// A configuration line's words as Redis's sdssplitargs reads them: "double" quotes with
-// \n-style and \xHH escapes, 'single' quotes with \' only, a closing quote ending its word;
+// A configuration line's words as Redis's sdssplitargs reads them (protocol/split_args.h);
 // nullopt when the quotes do not balance.
 std::optional<std::vector<std::string>> SplitConfigLine(std::string_view line);
 

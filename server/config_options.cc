@@ -269,15 +269,8 @@ ConfigOption ImmutableEnumOption(const char* name, std::string Settings::*field,
 }
 
 std::vector<std::string> SplitBindAddresses(std::string_view bind) {
-  std::vector<std::string> out;
-  if (bind.empty()) return out;
-  while (true) {
-    size_t space = bind.find(' ');
-    out.emplace_back(bind.substr(0, space));
-    if (space == std::string_view::npos) break;
-    bind.remove_prefix(space + 1);
-  }
-  return out;
+  std::vector<std::string_view> words = SplitOnSingleSpaces(bind);
+  return std::vector<std::string>(words.begin(), words.end());
 }
 
 ConfigOption HzOption() {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,8 @@
 
 #include "protocol/arg_reader.h"
 #include "server/config.h"
+#include "server/config_options.h"
+#include "server/monitor.h"
 #include "server/process.h"
 
 namespace lapse::server {
@@ -26,6 +29,31 @@ std::string_view Trim(std::string_view line) {
   size_t first = line.find_first_not_of(kSpace);
   if (first == std::string_view::npos) return {};
   return line.substr(first, line.find_last_not_of(kSpace) - first + 1);
+}
+
+std::string Quoted(std::string_view value) {
+  std::string out;
+  AppendQuoted(out, value);
+  return out;
+}
+
+// Redis keeps these as NULL when set to "", and a NULL string is rewritten as absent.
+bool EmptyIsAbsent(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "unixsocket", "pidfile", "requirepass", "tls-cert-file", "tls-key-file", "tls-key-file-pass",
+      "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+      // Redis parameters lapse only answers with their defaults.
+      "aof_rewrite_cpulist", "bgsave_cpulist", "bio_cpulist", "server_cpulist", "bind-source-addr",
+      "cluster-announce-hostname", "cluster-announce-ip", "masterauth", "masteruser", "replica-announce-ip",
+      "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+// The string parameters among those lapse only answers with their defaults (Redis quotes them).
+bool IsRedisStringParameter(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"cluster-config-file", "ignore-warnings", "proc-title-template",
+                                                "syslog-ident"};
+  return EmptyIsAbsent(name) || std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
 struct State {
@@ -136,6 +164,106 @@ std::optional<std::string> OverwriteConfigFile(const std::string& path, const st
     ::close(dir_fd);
   }
   return std::nullopt;
+}
+
+// Redis's older names for one parameter: CONFIG REWRITE writes the line under the new name.
+const char* RewriteAliasOf(std::string_view name) {
+  static constexpr std::pair<std::string_view, const char*> kAliases[] = {
+      {"lua-time-limit", "busy-reply-threshold"},
+      {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
+      {"hash-max-ziplist-value", "hash-max-listpack-value"},
+      {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
+      {"zset-max-ziplist-value", "zset-max-listpack-value"},
+      {"list-max-ziplist-size", "list-max-listpack-size"},
+      // Of the Redis parameters lapse only answers with their defaults.
+      {"slaveof", "replicaof"},
+      {"slave-announce-ip", "replica-announce-ip"},
+      {"slave-announce-port", "replica-announce-port"},
+      {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+      {"slave-lazy-flush", "replica-lazy-flush"},
+      {"slave-priority", "replica-priority"},
+      {"slave-read-only", "replica-read-only"},
+      {"slave-serve-stale-data", "replica-serve-stale-data"},
+      {"repl-ping-slave-period", "repl-ping-replica-period"},
+      {"cluster-slave-no-failover", "cluster-replica-no-failover"},
+      {"cluster-slave-validity-factor", "cluster-replica-validity-factor"},
+      {"min-slaves-max-lag", "min-replicas-max-lag"},
+      {"min-slaves-to-write", "min-replicas-to-write"}};
+  for (const auto& [alias, primary] : kAliases) {
+    if (alias == name) return primary;
+  }
+  return nullptr;
+}
+
+// How Redis rewrites a parameter lapse only answers with its default: only where the file has
+// it (it is at its default), renamed from an old alias, in its type's notation.
+RewriteLines LinesOfRedisDefault(const RedisDefault& d) {
+  RewriteLines out{d.name, {}};
+  std::string name = d.name;
+  std::string value = d.value;
+  if (name == "replicaof") return out;  // a master: Redis drops the line
+  if (IsRedisMemoryParameter(name)) {
+    out.lines.emplace_back(name + " " + FormatRewriteMemory(std::atoll(d.value)), false);
+  } else if (IsRedisStringParameter(name)) {
+    if (!(value.empty() && EmptyIsAbsent(name))) out.lines.emplace_back(name + " " + Quoted(value), false);
+  } else {
+    out.lines.emplace_back(name + " " + value, false);
+  }
+  return out;
+}
+
+int64_t MemoryValue(const std::string& shown) { return static_cast<int64_t>(std::strtoull(shown.c_str(), nullptr, 10)); }
+
+// What one parameter writes, as Redis's rewrite function for its type writes it.
+RewriteLines LinesOfOption(const ConfigOption& option, const Settings& now, const Settings& defaults) {
+  RewriteLines out{option.name, {}};
+  std::string name = option.name;
+  std::string value = option.get(now);
+  std::string default_value = option.get(defaults);
+  bool force = value != default_value;
+  switch (option.rewrite) {
+    case RewriteAs::kWord:
+      out.lines.emplace_back(name + " " + value, force);
+      break;
+    case RewriteAs::kMemory:
+      out.lines.emplace_back(name + " " + FormatRewriteMemory(MemoryValue(value)), force);
+      break;
+    case RewriteAs::kString:
+      if (value.empty() && EmptyIsAbsent(name)) break;
+      out.lines.emplace_back(name + " " + Quoted(value), force);
+      break;
+    case RewriteAs::kAlways:
+      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
+      break;
+    case RewriteAs::kDir:
+      out.lines.emplace_back(name + " " + Quoted(value), true);
+      break;
+    case RewriteAs::kSave:
+      if (now.save_rules.empty()) out.lines.emplace_back("save \"\"", true);
+      for (auto [seconds, changes] : now.save_rules) {
+        out.lines.emplace_back("save " + std::to_string(seconds) + " " + std::to_string(changes), true);
+      }
+      break;
+    case RewriteAs::kOutputLimits: {
+      auto add = [&](const char* cls, const OutputBufferLimit& limit, const OutputBufferLimit& standard) {
+        bool differs = limit.hard != standard.hard || limit.soft != standard.soft ||
+                       limit.soft_seconds != standard.soft_seconds;
+        out.lines.emplace_back(name + " " + cls + " " + FormatRewriteMemory(limit.hard) + " " +
+                                   FormatRewriteMemory(limit.soft) + " " + std::to_string(limit.soft_seconds),
+                               differs);
+      };
+      add("normal", now.output_limit_normal, defaults.output_limit_normal);
+      add("replica", now.output_limit_replica, defaults.output_limit_replica);
+      add("pubsub", now.output_limit_pubsub, defaults.output_limit_pubsub);
+      break;
+    }
+    case RewriteAs::kBind:
+      // Redis leaves out its own default; lapse's (loopback only) is written like any other.
+      if (value == "* -::*") break;
+      out.lines.emplace_back(name + " " + (value.empty() ? std::string("\"\"") : value), true);
+      break;
+  }
+  return out;
 }
 
 }  // namespace lapse::server

@@ -29,6 +29,10 @@
 
 namespace lapse::server {
 
+struct ConfigOption;
+struct RedisDefault;
+struct Settings;
+
 // What one parameter writes.
 struct RewriteLines {
   std::string name;
@@ -45,6 +49,14 @@ std::string RewriteConfigText(std::string_view old_text, const std::vector<Rewri
 // Replaces `path` with `content` as Redis's rewriteConfigOverwriteFile does. On failure the
 // old file is untouched and the result is errno's message.
 std::optional<std::string> OverwriteConfigFile(const std::string& path, const std::string& content);
+
+// The parameter an old name of Redis's stands for ("lua-time-limit": "busy-reply-threshold",
+// "slave-read-only": "replica-read-only"); nullptr for any other name.
+const char* RewriteAliasOf(std::string_view name);
+// What a parameter writes, as Redis's rewrite function for its type writes it.
+RewriteLines LinesOfOption(const ConfigOption& option, const Settings& now, const Settings& defaults);
+// The same for a Redis parameter lapse only answers with its default.
+RewriteLines LinesOfRedisDefault(const RedisDefault& d);
 
 // A memory value as Redis writes it in a rewritten file: "1gb", "64mb", "16kb" or bytes.
 std::string FormatRewriteMemory(int64_t bytes);

@@ -503,8 +503,9 @@ awaitable<void> Server::AcceptTcp(std::shared_ptr<TcpListener> listener, bool tl
     peer.addr = ec1 ? "?" : FormatEndpoint(remote);
     peer.laddr = ec2 ? "?" : FormatEndpoint(local);
     peer.local = FromLoopback(socket);
-    ApplyTcpKeepAlive(socket, config_.Snapshot().tcp_keepalive);
-    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), tls, thread);
+    Settings live = config_.Snapshot();
+    ApplyTcpKeepAlive(socket, live.tcp_keepalive);
+    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), tls, thread, live);
   }
 }
 
@@ -521,16 +522,15 @@ awaitable<void> Server::AcceptUnix(std::shared_ptr<local_stream::acceptor> liste
     }
     // CLIENT LIST names both ends by the socket's path, as Redis does.
     ClientPeer peer{settings_.unixsocket + ":0", settings_.unixsocket + ":0", true, true};
-    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), false, thread);
+    Admit(ClientStream::Socket(std::move(socket)), std::move(peer), false, thread, config_.Snapshot());
   }
 }
 
 // A client refused at once (maxclients, protected mode) gets Redis's error in clear text on
 // the plain port and the unix socket; on the TLS port, where no handshake has happened yet,
 // it is only closed, as Redis's write to a TLS connection not yet accepted goes nowhere.
-void Server::Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread) {
+void Server::Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread, const Settings& live) {
   connections_received_.fetch_add(1, std::memory_order_relaxed);
-  Settings live = config_.Snapshot();
   std::string_view refusal;
   if (clients_.size() >= static_cast<size_t>(live.maxclients)) {
     rejected_connections_.fetch_add(1, std::memory_order_relaxed);

@@ -231,8 +231,9 @@ class Server {
   // Accept clients until their listener is closed or retired; over TLS when `tls`.
   awaitable<void> AcceptTcp(std::shared_ptr<TcpListener> listener, bool tls);
   awaitable<void> AcceptUnix(std::shared_ptr<local_stream::acceptor> listener);
-  // Refuses a new client (maxclients, protected mode) or starts serving it on `thread`.
-  void Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread);
+  // Refuses a new client (maxclients, protected mode) or starts serving it on `thread`;
+  // `live` is the settings as the client arrived.
+  void Admit(ClientStream::Socket socket, ClientPeer peer, bool tls, size_t thread, const Settings& live);
   // CONFIG SET of bind and the tls-* settings: builds the TLS context again when what it is
   // made of changed (server/tls.h), and moves the listeners when bind or tls-port changed.
   std::optional<std::string> ApplyListenerChanges(const Settings& current, const Settings& candidate,
