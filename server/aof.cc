@@ -19,6 +19,7 @@
 
 #include "engine/rdb_file.h"
 #include "server/persistence.h"
+#include "server/replication.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -130,7 +131,7 @@ std::string AppendOnlyFile::FileName(int64_t seq, char type, bool rdb) const {
 // ---- capture ----
 
 void AppendOnlyFile::Log(int db, std::vector<LoggedCommand> commands) {
-  if (commands.empty() || !enabled()) return;
+  if (commands.empty() || !capturing()) return;
   if (tls_capture.depth > 0) {
     for (LoggedCommand& c : commands) tls_capture.block.emplace_back(db, std::move(c));
     return;
@@ -139,7 +140,13 @@ void AppendOnlyFile::Log(int db, std::vector<LoggedCommand> commands) {
   AppendLocked(db, commands);
 }
 
+bool AppendOnlyFile::capturing() const { return enabled() || server_.replication().active(); }
+
 void AppendOnlyFile::AppendLocked(int db, const std::vector<LoggedCommand>& commands) {
+  // The replicas get the same commands in the same order (server/replication.h).
+  Replication& replication = server_.replication();
+  if (replication.active()) [[unlikely]] replication.Feed(db, commands);
+  if (!enabled()) return;
   size_t before = buffer_.size();
   if (db != last_db_) {
     AppendResp(buffer_, {"SELECT", std::to_string(db)});
@@ -165,7 +172,7 @@ void AppendOnlyFile::OnRelease() {
 }
 
 void AppendOnlyFile::LogOnRelease(int db, std::vector<LoggedCommand> commands) {
-  if (commands.empty() || !enabled()) return;
+  if (commands.empty() || !capturing()) return;
   if (tls_capture.depth > 0) return Log(db, std::move(commands));
   tls_capture.aof = this;
   tls_capture.pending = true;
@@ -185,7 +192,7 @@ void AppendOnlyFile::SettlePending(bool failed) {
 }
 
 void AppendOnlyFile::BeginBlock() {
-  if (!enabled()) return;
+  if (!capturing()) return;
   tls_capture.aof = this;
   if (tls_capture.depth++ == 0) ShardSet::ArmReleaseHook(&AppendOnlyFile::OnRelease);
 }
@@ -198,16 +205,18 @@ void AppendOnlyFile::EndBlock() {
 
 void AppendOnlyFile::DiscardBlock() { tls_capture.block.clear(); }
 
+bool AppendOnlyFile::HoldsUnloggedWrites() const { return tls_capture.depth > 0 && !tls_capture.block.empty(); }
+
 void AppendOnlyFile::FlushBlock() {
   std::vector<std::pair<int, LoggedCommand>> block = std::move(tls_capture.block);
   tls_capture.block.clear();
-  if (block.empty() || !enabled()) return;
+  if (block.empty() || !capturing()) return;
   std::lock_guard lock(mu_);
   // As Redis 7.0 propagates them: several writes as MULTI ... EXEC, one write alone.
   bool wrap = block.size() > 1;
   if (wrap) AppendLocked(block.front().first, {{"MULTI"}});
   for (const auto& [db, command] : block) AppendLocked(db, {command});
-  if (wrap) AppendLocked(last_db_, {{"EXEC"}});
+  if (wrap) AppendLocked(block.back().first, {{"EXEC"}});
 }
 
 void AppendOnlyFile::BeforeReply() {

@@ -88,6 +88,9 @@ class AppendOnlyFile {
 
   // ---- capture ----
   bool enabled() const { return enabled_.load(std::memory_order_acquire); }
+  // Whether writes are captured at all: for the log, or for replicas (server/replication.h),
+  // which get what the log would keep, in the same order.
+  bool capturing() const;
   // Logs one command as run in database `db`. Inside a transaction or script it joins the
   // block of the calling thread instead.
   void Log(int db, std::vector<LoggedCommand> commands);
@@ -98,6 +101,8 @@ class AppendOnlyFile {
   // A script that starts over took back what it wrote (server/script_undo.h): the writes its
   // block collected so far are dropped, never logged.
   void DiscardBlock();
+  // Whether the calling thread's block holds writes not yet logged (WAIT inside EXEC).
+  bool HoldsUnloggedWrites() const;
   // A command whose entry is known before it runs (from its arguments) and that may hold
   // several shards (fan-out commands): logged as it lets go of its shards, in the order the
   // shards saw it, or at SettlePending if it took none (then only if it did not fail).

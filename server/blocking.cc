@@ -99,7 +99,7 @@ awaitable<bool> WritePushesWhileBlocked(ConnCommand& c, BlockedClient& client) {
 
 // Logs what serving a blocking pop did, holding its shards (server/aof.h).
 void LogServedPop(Server& server, BlockedClient& client, Args args) {
-  if (!server.aof().enabled()) [[likely]] return;
+  if (!server.aof().capturing()) [[likely]] return;
   if (client.command.empty()) client.command.assign(args.begin(), args.end());
   server.aof().Log(client.db, LoggedFormOfServedPop(client.command, client.reply));
 }

@@ -10,6 +10,7 @@ const std::string kNoCommand = "NULL";
 // CLIENT LIST's flags, in Redis's order, of those lapse has.
 std::string Flags(const ClientInfo& c) {
   std::string flags;
+  if (c.replica.load(std::memory_order_relaxed)) flags += 'S';
   if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.multi_queued.load() >= 0) flags += 'x';
@@ -56,7 +57,12 @@ std::string ClientRegistry::Describe(int64_t now_ms, uint64_t only_id, TypeFilte
   std::string out;
   for (const auto& [id, c] : clients_) {
     if (only_id != 0 && id != only_id) continue;
-    if (type != TypeFilter::kAny && c->subscribed() != (type == TypeFilter::kPubSub)) continue;
+    if (type != TypeFilter::kAny) {
+      ClientInfo::Type want = type == TypeFilter::kNormal   ? ClientInfo::Type::kNormal
+                              : type == TypeFilter::kPubSub ? ClientInfo::Type::kPubSub
+                                                            : ClientInfo::Type::kReplica;
+      if (c->type() != want) continue;
+    }
     int64_t age = (now_ms - c->created_ms) / 1000;
     int64_t idle = (now_ms - c->last_active_ms.load()) / 1000;
     const std::string* last = c->last_command.load(std::memory_order_relaxed);

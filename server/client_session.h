@@ -19,6 +19,7 @@
 #include "protocol/reply_writer.h"
 #include "server/asio.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 
 namespace lapse::server {
 
@@ -69,7 +70,17 @@ struct ClientInfo {
   std::atomic<uint64_t> tracking_redirect{0};
   std::atomic<bool> monitoring{false};  // MONITOR (server/monitor.h): CLIENT LIST's flag O
   std::atomic<bool> no_evict{false};    // CLIENT NO-EVICT: CLIENT LIST's flag e
+  // Attached as a replica (SYNC, PSYNC; server/replication.h): CLIENT LIST's flag S and type
+  // replica; it is never closed for idling, and a command that would reply to it closes it.
+  std::atomic<bool> replica{false};
   int fd = -1;  // the socket's descriptor, for CLIENT LIST's fd=; set before the client is listed
+  // Redis's client types lapse has (getClientType): a replica, whatever else it does; a
+  // subscriber; any other.
+  enum class Type { kNormal, kReplica, kPubSub };
+  Type type() const {
+    if (replica.load(std::memory_order_relaxed)) return Type::kReplica;
+    return subscribed() ? Type::kPubSub : Type::kNormal;
+  }
   bool subscribed() const {
     return subscribed_channels.load(std::memory_order_relaxed) + subscribed_patterns.load(std::memory_order_relaxed) +
                subscribed_shard_channels.load(std::memory_order_relaxed) >
@@ -110,9 +121,8 @@ class ClientRegistry {
     std::lock_guard lock(mu_);
     for (auto& [id, info] : clients_) fn(*info);
   }
-  // Redis's client types lapse has: a client with a subscription is `pubsub`, any other
-  // `normal` (no replication yet).
-  enum class TypeFilter { kAny, kNormal, kPubSub };
+  // CLIENT LIST TYPE: kAny, or the clients of one ClientInfo::Type.
+  enum class TypeFilter { kAny, kNormal, kPubSub, kReplica };
   // One CLIENT LIST line (with trailing newline) per client; `only_id` 0 for all.
   std::string Describe(int64_t now_ms, uint64_t only_id = 0, TypeFilter type = TypeFilter::kAny) const;
   // Calls kill on every client `match` accepts (under the registry's lock: it must not call
@@ -180,6 +190,10 @@ struct ClientSession {
   // and early replies are written to; nullptr for sessions without one (scripts' fake
   // clients, tests).
   ClientStream* stream = nullptr;
+  // What REPLCONF said, for a PSYNC or SYNC that follows.
+  ReplicaHandshake replica_handshake;
+  // The replication offset right after its last write (WAIT's target).
+  int64_t repl_woff = 0;
   // Bytes read while a blocking command waited, for the connection to parse next.
   std::string unread_input;
   Subscriptions subscriptions;

@@ -152,6 +152,7 @@ awaitable<void> Connection::Run() {
   // kill, which publishers call, may go.
   LeaveAllSubscriptions(server_, session_);
   server_.monitors().Remove(*info_);
+  if (info_->replica.load(std::memory_order_relaxed)) server_.replication().Detach(info_->id);
   server_.tracking().Disable(*info_);
   info_->push.SetWaker(nullptr);
   server_.clients().Remove(info_->id);
@@ -209,7 +210,7 @@ awaitable<bool> Connection::ProcessInput(ThreadCounters& counters) {
 // as Redis drops such a client without sending the rest).
 awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   if (output_.empty()) co_return true;
-  OutputBufferLimit limit = server_.output_limit(info_->subscribed());
+  OutputBufferLimit limit = OutputLimit();
   if (limit.hard > 0 && CountedOutputBytes(output_.size()) > static_cast<uint64_t>(limit.hard)) {
     spdlog::warn("client {} closed for overcoming of output buffer limits ({} bytes)", info_->addr, output_.size());
     co_return false;
@@ -251,6 +252,13 @@ awaitable<bool> Connection::WriteOutput(ThreadCounters& counters) {
   kept_output_capacity_ = output_.capacity();
   info_->memory_bytes.store(MemoryUsage(), std::memory_order_relaxed);
   co_return !ec;
+}
+
+// A replica's stream is limited as it is pushed (client-output-buffer-limit replica,
+// server/replication.h), and its payload, as in Redis, not at all.
+OutputBufferLimit Connection::OutputLimit() const {
+  if (info_->replica.load(std::memory_order_relaxed)) return {};
+  return server_.output_limit(info_->subscribed());
 }
 
 // The buffers' capacity, not their contents: memory kept for reuse is memory used.
@@ -318,15 +326,16 @@ awaitable<void> Connection::IdleWatchdog(std::shared_ptr<Connection> self) {
     server_.counters(session_.home).client_buffers.Note(input_.capacity(), pending_output_);
     int64_t timeout_s = server_.idle_timeout_s();
     int64_t idle_ms = now - info_->last_active_ms.load(std::memory_order_relaxed);
-    // Like Redis, the idle timeout spares blocked clients, whose own timeout applies, and
-    // subscribers, which wait for messages.
-    bool waiting = info_->is_blocked.load(std::memory_order_relaxed) || info_->subscribed();
+    // Like Redis, the idle timeout spares blocked clients, whose own timeout applies,
+    // subscribers, which wait for messages, and replicas (repl-timeout watches them).
+    bool waiting = info_->is_blocked.load(std::memory_order_relaxed) || info_->subscribed() ||
+                   info_->replica.load(std::memory_order_relaxed);
     if (timeout_s > 0 && idle_ms > timeout_s * 1000 && !waiting) {
       spdlog::debug("closing idle client {}", info_->addr);
       stream_.Close();
       break;
     }
-    OutputBufferLimit limit = server_.output_limit(info_->subscribed());
+    OutputBufferLimit limit = OutputLimit();
     size_t pending = pending_output_;
     if (limit.soft > 0 && CountedOutputBytes(pending) > static_cast<uint64_t>(limit.soft) &&
         now - pending_since_ms_ > limit.soft_ms()) {

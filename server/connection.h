@@ -52,6 +52,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CompactInput();
   // What CLIENT LIST shows as tot-mem.
   size_t MemoryUsage() const;
+  OutputBufferLimit OutputLimit() const;
   awaitable<void> IdleWatchdog(std::shared_ptr<Connection> self);
   // Ends a read in progress, so that the messages just pushed to the client are written.
   void WakeForPush();

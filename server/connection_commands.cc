@@ -161,7 +161,7 @@ void CmdReset(ConnCommand& c) {
 // Without cluster support Redis refuses both.
 void CmdReadOnlyOrWrite(ConnCommand& c) { c.reply.Error(errors::kClusterDisabled); }
 
-// Redis's client types. A lapse client is a normal one or, subscribed, a pubsub one: no replication.
+// Redis's client types. lapse has every one but master: it follows no master.
 bool KnownClientType(std::string_view type) {
   for (std::string_view known : {"normal", "master", "replica", "slave", "pubsub"}) {
     if (EqualsIgnoreCase(type, known)) return true;
@@ -179,7 +179,10 @@ void ClientList(ConnCommand& c, int64_t now) {
     using Filter = ClientRegistry::TypeFilter;
     if (EqualsIgnoreCase(type, "normal")) return c.reply.Verbatim(clients.Describe(now, 0, Filter::kNormal));
     if (EqualsIgnoreCase(type, "pubsub")) return c.reply.Verbatim(clients.Describe(now, 0, Filter::kPubSub));
-    return c.reply.Verbatim("");  // no master or replica clients
+    if (EqualsIgnoreCase(type, "replica") || EqualsIgnoreCase(type, "slave")) {
+      return c.reply.Verbatim(clients.Describe(now, 0, Filter::kReplica));
+    }
+    return c.reply.Verbatim("");  // lapse follows no master
   }
   if (c.args.size() < 4 || !EqualsIgnoreCase(c.args[2], "ID")) return c.reply.Error(errors::kSyntax);
   std::vector<int64_t> ids;
@@ -200,8 +203,8 @@ void ClientList(ConnCommand& c, int64_t now) {
 struct KillFilter {
   std::optional<std::string_view> addr, laddr;
   std::optional<std::string> user;
-  // Redis's client types; a lapse client is never a master or a replica.
-  enum class Type { kAny, kNormal, kPubSub, kNone } type = Type::kAny;
+  // Redis's client types; a lapse client is never a master.
+  enum class Type { kAny, kNormal, kPubSub, kReplica, kNone } type = Type::kAny;
   uint64_t id = 0;         // 0: any
   int64_t min_age_s = 0;   // MAXAGE; 0: any
   bool skip_me = true;
@@ -211,7 +214,13 @@ struct KillFilter {
     if (addr && client.addr != *addr) return false;
     if (user && client.user != *user) return false;
     if (laddr && client.laddr != *laddr) return false;
-    if (type == Type::kNone || (type != Type::kAny && client.subscribed() != (type == Type::kPubSub))) return false;
+    if (type == Type::kNone) return false;
+    if (type != Type::kAny) {
+      ClientInfo::Type want = type == Type::kNormal   ? ClientInfo::Type::kNormal
+                              : type == Type::kPubSub ? ClientInfo::Type::kPubSub
+                                                      : ClientInfo::Type::kReplica;
+      if (client.type() != want) return false;
+    }
     if (id != 0 && client.id != id) return false;
     return min_age_s == 0 || (now_ms - client.created_ms) / 1000 >= min_age_s;
   }
@@ -220,6 +229,7 @@ struct KillFilter {
 KillFilter::Type KillType(std::string_view type) {
   if (EqualsIgnoreCase(type, "normal")) return KillFilter::Type::kNormal;
   if (EqualsIgnoreCase(type, "pubsub")) return KillFilter::Type::kPubSub;
+  if (EqualsIgnoreCase(type, "replica") || EqualsIgnoreCase(type, "slave")) return KillFilter::Type::kReplica;
   return KillFilter::Type::kNone;
 }
 

@@ -1,5 +1,7 @@
 #include "server/dispatcher.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <ctime>
 #include <utility>
@@ -299,7 +301,7 @@ void Dispatcher::RunShardCommand(const CommandSpec& spec, const std::vector<std:
     handler_reply_errors_.reset();
     bool rejected = RepliedWithError(*out, before);
     // Logged holding the shard: two writes to one key reach the log in the order they ran.
-    if ((spec.flags & kWrite) && !rejected && server_.aof().enabled() && !unlogged_) [[unlikely]] {
+    if ((spec.flags & kWrite) && !rejected && server_.aof().capturing() && !unlogged_) [[unlikely]] {
       server_.aof().Log(session_.db, LoggedForm(spec, Args(args), std::string_view(*out).substr(before), cmd.now_ms));
     }
     return server_.SettleCharge(cmd.charge, rejected, cmd.now_ms);
@@ -357,7 +359,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
 }
 
 bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {
-  if (!(spec.flags & kWrite) || !server_.aof().enabled() || unlogged_) [[likely]] return false;
+  if (!(spec.flags & kWrite) || !server_.aof().capturing() || unlogged_) [[likely]] return false;
   // A blocking pop is logged by whoever serves it, as the pop it made (server/blocking.cc).
   if ((spec.flags & kBlocking) && spec.name != "xreadgroup") return false;
   server_.aof().LogOnRelease(session_.db, LoggedForm(spec, Args(args), {}, server_.clock().NowMs()));
@@ -366,7 +368,7 @@ bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::st
 
 // A transaction's or a script's writes are logged together (server/aof.h).
 Dispatcher::AofBlock::AofBlock(Server& server, const CommandSpec& spec)
-    : aof_(((spec.flags & kSumsCharges) || spec.name == "exec") && server.aof().enabled() ? &server.aof() : nullptr) {
+    : aof_(((spec.flags & kSumsCharges) || spec.name == "exec") && server.aof().capturing() ? &server.aof() : nullptr) {
   if (aof_ != nullptr) aof_->BeginBlock();
 }
 
@@ -402,7 +404,11 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
     protocol::ReplyWriter reply(out, session_.resp);
     Admission admission = Admit(args);
     if (!admission.ok()) {
+      size_t refused_at = out->size();
       Refuse(admission, reply);
+      if (session_.info->replica.load(std::memory_order_relaxed)) [[unlikely]] {
+        CloseRepliedReplica(admission.spec, out, refused_at);
+      }
       ChargeRefusal();
       EndCachingAnswer(admission.spec);
       continue;
@@ -444,6 +450,10 @@ awaitable<size_t> Dispatcher::Execute(std::span<const std::vector<std::string_vi
       server_.error_stats().CountIfError(*out, before);
     }
     auto end = CountCall(spec, admission.stat_id, start, args, *out, before);
+    if (out->size() > before && session_.info->replica.load(std::memory_order_relaxed)) [[unlikely]] {
+      CloseRepliedReplica(&spec, out, before);
+    }
+    if (server_.replication().active()) [[unlikely]] NoteWriteOffset(spec);
     // Messages that reached this client while its command ran, its own command's among them,
     // go before that command's reply, as Redis sends them; invalidations go after it, its
     // own command's too (as in Redis 7.0), and before the next command's reply.
@@ -527,6 +537,21 @@ awaitable<bool> Dispatcher::WaitOutPause(const CommandSpec& spec, std::string* o
     co_return false;
   }
   co_return true;
+}
+
+// WAIT waits for the stream up to the client's last write (Redis's c->woff). Other
+// clients' writes propagated meanwhile may be counted in: WAIT then waits a little longer.
+void Dispatcher::NoteWriteOffset(const CommandSpec& spec) {
+  if ((spec.flags & (kWrite | kSumsCharges)) || spec.name == "exec") session_.repl_woff = server_.replication().offset();
+}
+
+// Redis 7.0 sends a replica nothing but the stream: a command of its that would reply (a
+// rogue replica, or a client that sent PSYNC by mistake) closes it instead.
+void Dispatcher::CloseRepliedReplica(const CommandSpec* spec, std::string* out, size_t before) {
+  spdlog::warn("Replica generated a reply to command '{}', disconnecting it: addr={}", spec ? spec->name : "<unknown>",
+               session_.info->addr);
+  out->resize(before);
+  session_.close_after_reply = true;
 }
 
 Dispatcher::ReplyGate::ReplyGate(Dispatcher& d, std::string* out)

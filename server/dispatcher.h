@@ -106,6 +106,9 @@ class Dispatcher {
   // Replies to a refused command; inside MULTI a refusal dooms the transaction, and a
   // refused EXEC ends it at once (its error then says EXECABORT, as Redis's does).
   void Refuse(const Admission& admission, protocol::ReplyWriter& reply);
+  // A replica (server/replication.h) that got a reply: the reply goes and the client closes.
+  void CloseRepliedReplica(const CommandSpec* spec, std::string* out, size_t before);
+  void NoteWriteOffset(const CommandSpec& spec);
   // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
   // since queuing takes memory too: Redis 7.0's rule).
   bool RefusedForMemory(const CommandSpec& spec);

@@ -333,7 +333,7 @@ void CmdFunction(ConnCommand& c) {
   RunFunctionSubcommand(c);
   // LOAD, DELETE, RESTORE and FLUSH changed the libraries (one change each, as Redis counts
   // them): the log replays the command as it came, as Redis propagates it.
-  if (c.changes.value_or(0) > 0 && c.server.aof().enabled()) {
+  if (c.changes.value_or(0) > 0 && c.server.aof().capturing()) {
     c.server.aof().Log(c.session.db, {LoggedCommand(c.args.begin(), c.args.end())});
   }
 }

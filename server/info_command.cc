@@ -48,7 +48,6 @@ std::string HumanBytes(uint64_t n) {
 // What INFO server says of the process, fixed for its lifetime.
 struct ProcessFacts {
   std::string run_id;      // 40 random hex digits, as Redis's: tells restarts apart
-  std::string replid;      // the replication id INFO replication shows, random the same way
   std::string os;          // "Linux 6.1.0 x86_64", from uname
   std::string executable;  // absolute path of the binary
   std::string compiler;
@@ -65,7 +64,6 @@ struct ProcessFacts {
     std::random_device rd;
     static constexpr char kHex[] = "0123456789abcdef";
     for (int i = 0; i < 40; ++i) f.run_id.push_back(kHex[rd() % 16]);
-    for (int i = 0; i < 40; ++i) f.replid.push_back(kHex[rd() % 16]);
     struct utsname u {};
     f.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "Linux";
     std::error_code ec;
@@ -170,7 +168,9 @@ void AppendServer(ConnCommand& c, int64_t now, std::string& out) {
 }
 
 void AppendClients(ConnCommand& c, std::string& out) {
-  Line(out, "connected_clients", static_cast<uint64_t>(c.server.clients().size()));
+  // As Redis counts them: replicas are connected_slaves, not clients.
+  size_t clients = c.server.clients().size(), replicas = c.server.replication().replica_count();
+  Line(out, "connected_clients", static_cast<uint64_t>(clients > replicas ? clients - replicas : 0));
   Line(out, "cluster_connections", uint64_t{0});
   Line(out, "maxclients", static_cast<uint64_t>(c.server.config().Snapshot().maxclients));
   // Each thread's record of the last seconds (server/client_buffer_peaks.h).
@@ -304,7 +304,10 @@ void AppendStats(ConnCommand& c, const StatsTotals& t, std::string& out) {
     Line(out, name, std::string("0.00"));
   }
   Line(out, "rejected_connections", c.server.rejected_connections().load());
-  Zeros(out, {"sync_full", "sync_partial_ok", "sync_partial_err"});
+  const Replication& replication = c.server.replication();
+  Line(out, "sync_full", replication.sync_full());
+  Line(out, "sync_partial_ok", replication.sync_partial_ok());
+  Line(out, "sync_partial_err", replication.sync_partial_err());
   Line(out, "expired_keys", t.expired);
   char perc[32];
   // Redis's figure: the share of volatile keys probably expired but not yet deleted.
@@ -440,19 +443,9 @@ void CmdInfo(ConnCommand& c) {
     AppendStats(c, totals, out);
   }
   if (want("replication")) {
-    // No replicas yet: Redis's figures for a master that never had one.
     section("Replication");
     Line(out, "role", std::string("master"));
-    Line(out, "connected_slaves", uint64_t{0});
-    Line(out, "master_failover_state", std::string("no-failover"));
-    Line(out, "master_replid", ProcessFacts::Get().replid);
-    Line(out, "master_replid2", std::string(40, '0'));
-    Line(out, "master_repl_offset", uint64_t{0});
-    Line(out, "second_repl_offset", std::string("-1"));
-    Line(out, "repl_backlog_active", uint64_t{0});
-    Line(out, "repl_backlog_size", uint64_t{1048576});
-    Line(out, "repl_backlog_first_byte_offset", uint64_t{0});
-    Line(out, "repl_backlog_histlen", uint64_t{0});
+    out += c.server.replication().InfoFields();
   }
   if (want("cpu")) {
     section("CPU");

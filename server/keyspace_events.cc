@@ -2,6 +2,7 @@
 
 #include "server/command_table.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/server.h"
 
 namespace lapse::server {
@@ -59,6 +60,10 @@ std::string FormatEventClasses(uint32_t mask) {
   if (mask & kEventKeyevent) out += 'E';
   if (mask & kEventKeyMiss) out += 'm';
   return out;
+}
+
+void KeyspaceEvents::PropagateDelete(uint32_t db, std::string_view key) const {
+  if (replication_ != nullptr && replication_->active()) [[unlikely]] replication_->FeedDelete(static_cast<int>(db), key);
 }
 
 void KeyspaceEvents::Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const {

@@ -24,6 +24,7 @@
 namespace lapse::server {
 
 class PubSub;
+class Replication;
 
 // Redis's NOTIFY_* bits, so that a mask reads the same as in Redis.
 enum EventClass : uint32_t {
@@ -64,6 +65,8 @@ class KeyspaceEvents : public engine::KeyEventListener {
   KeyspaceEvents(PubSub& pubsub, Tracking* tracking) : pubsub_(pubsub), tracking_(tracking) {}
 
   void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
+  // Keys deleted by expiry or eviction are propagated to replicas as DEL, as Redis does.
+  void SetReplication(Replication* replication) { replication_ = replication; }
   // Publishes `event` on `key` of database `db` if its class is enabled.
   // Inside a script step that may still start over (server/script_undo.h) the event is held
   // back until the script's run counts.
@@ -74,10 +77,16 @@ class KeyspaceEvents : public engine::KeyEventListener {
   void Release(const ScriptUndo::HeldEvent& e) const { Send(e.event_class, e.event, e.key, e.db); }
 
   // Expiry and eviction happen whatever becomes of a script during which they happen.
-  void KeyExpired(uint32_t db, std::string_view key) override { Emit(kEventExpired, "expired", key, db, true); }
+  void KeyExpired(uint32_t db, std::string_view key) override {
+    PropagateDelete(db, key);
+    Emit(kEventExpired, "expired", key, db, true);
+  }
   // Redis 7.4's event for fields deleted by their own deadlines.
   void FieldsExpired(uint32_t db, std::string_view key) override { Emit(kEventHash, "hexpired", key, db, true); }
-  void KeyEvicted(uint32_t db, std::string_view key) override { Emit(kEventEvicted, "evicted", key, db, true); }
+  void KeyEvicted(uint32_t db, std::string_view key) override {
+    PropagateDelete(db, key);
+    Emit(kEventEvicted, "evicted", key, db, true);
+  }
   void KeyCreated(uint32_t db, std::string_view key) override { Notify(kEventNew, "new", key, db); }
   void KeyMissed(uint32_t db, std::string_view key) override { Notify(kEventKeyMiss, "keymiss", key, db); }
 
@@ -100,6 +109,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
   }
 
  private:
+  void PropagateDelete(uint32_t db, std::string_view key) const;
   void Emit(uint32_t event_class, std::string_view event, std::string_view key, uint32_t db, bool happened) const {
     if (ScriptUndo* undo = ActiveScriptUndo()) [[unlikely]] {
       if (Heard(event_class)) undo->HoldEvent(event_class, event, key, db, happened);
@@ -131,6 +141,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
 
   PubSub& pubsub_;
   Tracking* tracking_;
+  Replication* replication_ = nullptr;
   std::atomic<uint32_t> mask_{0};
 };
 

@@ -305,6 +305,38 @@ std::unique_ptr<Persistence::BackgroundView> Persistence::BeginAofBaseView(
   return view;
 }
 
+bool Persistence::ClaimWalkForReplication() {
+  int none = 0;
+  return walker_.compare_exchange_strong(none, 3);
+}
+
+std::unique_ptr<Persistence::BackgroundView> Persistence::BeginReplicaView(bool lapse_data) {
+  auto view = std::make_unique<BackgroundView>();
+  view->settings = server_.config().Snapshot();
+  view->settings.rdb_lapse_data = lapse_data;
+  view->replica = true;
+  view->start_ms = server_.clock().NowMs();
+  CaptureView(*view, nullptr);
+  return view;
+}
+
+bool Persistence::WriteReplicaPayload(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view) {
+  bool ok = SerialiseInBackground(sink, *view);
+  view.reset();
+  ReleaseWalk();
+  return ok;
+}
+
+bool Persistence::WriteFunctionsPayload(engine::rdb::Sink& sink, bool functions) {
+  Settings s = server_.config().Snapshot();
+  engine::rdb::SnapshotWriter writer(sink, {s.rdbcompression, s.rdbchecksum, false});
+  writer.Header(server_.clock().NowMs(), ReadMemory().allocated, false);
+  if (functions) {
+    for (const std::string& code : LibraryCodes(server_)) writer.Function(code);
+  }
+  return writer.Finish();
+}
+
 bool Persistence::WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view) {
   bool ok = true;
   if (view->encoder) {
@@ -340,7 +372,7 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
   for (uint32_t id = 0; id < shards.size(); ++id) {
     bool done = false;
     while (!done) {
-      if (!view.aof_base && !discarding && bgsave_abandoned_.load()) {
+      if (!view.aof_base && !view.replica && !discarding && bgsave_abandoned_.load()) {
         discarding = true;  // FLUSHALL stopped this save: the rest of the walk writes nothing
         for (auto& part : parts) part->Discard();
       }
@@ -369,7 +401,7 @@ void Persistence::WalkView(BackgroundView& view, const std::function<bool(std::s
   drain();
   size_t peak = 0;
   for (auto& part : parts) peak += part->peak_buffer_bytes();
-  if (!view.aof_base) last_save_buffer_peak_.store(peak);
+  if (!view.aof_base && !view.replica) last_save_buffer_peak_.store(peak);
 }
 
 bool Persistence::SerialiseInBackground(engine::rdb::Sink& sink, BackgroundView& view) {
@@ -476,9 +508,9 @@ Persistence::BgsaveStart Persistence::StartBackgroundSave(bool schedule) {
   // The instant is taken here, before BGSAVE replies, as Redis's fork is: the file holds
   // exactly what a client saw when the command returned.
   std::unique_ptr<BackgroundView> view = BeginBackgroundView();
-  if (view == nullptr) {  // an AOF rewrite walks
+  if (view == nullptr) {  // an AOF rewrite walks, or a replica's sync (Redis's save for it)
     bgsave_running_.store(false);
-    if (!schedule) return BgsaveStart::kRewriteRunning;
+    if (!schedule) return walker_.load() == 3 ? BgsaveStart::kAlreadyRunning : BgsaveStart::kRewriteRunning;
     bgsave_scheduled_.store(true);
     return BgsaveStart::kScheduled;
   }

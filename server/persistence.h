@@ -111,6 +111,7 @@ class Persistence {
     Settings settings;
     int64_t start_ms = 0;
     bool aof_base = false;
+    bool replica = false;  // a replica's payload: FLUSHALL does not stop it
     std::shared_ptr<const engine::RecordEncoder> encoder;  // null: RDB records
     std::vector<std::unique_ptr<engine::ShardSnapshot>> parts;
     std::vector<std::string> functions;
@@ -131,6 +132,17 @@ class Persistence {
   bool WriteAofBase(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view);
   // A claim that ends without a view (the switch to a new increment failed).
   void ReleaseWalk();
+
+  // A replica's full resynchronisation (server/replication.h), with the same walk: claimed
+  // (false while a BGSAVE or a rewrite walks), then, holding every shard, the view started
+  // (BeginReplicaView; lapse-only data only with `lapse_data`), then walked into `sink` as
+  // an RDB payload, which ends the claim.
+  bool ClaimWalkForReplication();
+  std::unique_ptr<BackgroundView> BeginReplicaView(bool lapse_data);
+  bool WriteReplicaPayload(engine::rdb::Sink& sink, std::unique_ptr<BackgroundView> view);
+  // REPLCONF rdb-filter-only: an RDB payload of no keys, with the function libraries when
+  // the filter names them.
+  bool WriteFunctionsPayload(engine::rdb::Sink& sink, bool functions);
 
   // Loads `dir`/`dbfilename` if it exists (start-up: no client is served yet). An error
   // naming the file and the offset when it is truncated or corrupt.
@@ -193,7 +205,7 @@ class Persistence {
   std::atomic<uint64_t> saves_{0};
   std::atomic<bool> bgsave_running_{false};
   std::atomic<bool> bgsave_scheduled_{false};
-  // Who walks the tables' one view: 0 none, 1 a BGSAVE, 2 an AOF rewrite.
+  // Who walks the tables' one view: 0 none, 1 a BGSAVE, 2 an AOF rewrite, 3 a replica's sync.
   std::atomic<int> walker_{0};
   // The most bytes the last background save's record buffers held (INFO rdb_last_cow_size).
   std::atomic<uint64_t> last_save_buffer_peak_{0};

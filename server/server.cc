@@ -63,6 +63,8 @@ Server::Server(Config& config, engine::Clock& clock)
   blocking_ = std::make_unique<BlockingRegistry>(shards_->size());
   persistence_ = std::make_unique<Persistence>(*this);
   aof_ = std::make_unique<AppendOnlyFile>(*this);
+  replication_ = std::make_unique<Replication>(*this);
+  keyspace_events_.SetReplication(replication_.get());
   // Expired items reclaimed under memory pressure are billed as reclamation is, but never
   // held back by the budget.
   evictor_ = std::make_unique<Evictor>(*shards_, [this](const engine::Item& item, int64_t) {
@@ -225,6 +227,7 @@ std::optional<std::string> Server::LoadConfiguredUsers() {
 }
 
 Server::~Server() {
+  replication_->Stop();
   persistence_->Stop();
   shards_->StopAndJoin();
   aof_.reset();  // writes and fsyncs what is buffered
@@ -399,6 +402,7 @@ double Server::SettleCharge(const RequestCharge& charge, bool rejected, int64_t 
 void Server::Start() {
   shards_->Start();
   persistence_->Start();
+  replication_->Start();
   asio::co_spawn(shards_->context(0), SampleInstantaneousMetrics(), asio::detached);
 }
 
@@ -578,6 +582,7 @@ void Server::WaitForShutdown() {
     });
   }
   shards_->StopAndJoin();
+  replication_->Stop();
   // SIGTERM and SIGINT save as Redis does when `save` rules exist (SHUTDOWN saved already).
   persistence_->Stop();
   if (persistence_->shutdown_save_needed()) {

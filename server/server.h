@@ -40,6 +40,7 @@
 #include "server/latency.h"
 #include "server/listeners.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/shard_set.h"
 #include "server/tls.h"
 #include "server/tracking.h"
@@ -117,6 +118,9 @@ class Server {
   // The append-only log (server/aof.h).
   AppendOnlyFile& aof() { return *aof_; }
   const AppendOnlyFile& aof() const { return *aof_; }
+  // The master side of replication (server/replication.h).
+  Replication& replication() { return *replication_; }
+  const Replication& replication() const { return *replication_; }
   engine::ContainerCatalog& containers() { return containers_; }
   ClientRegistry& clients() { return clients_; }
   Acl& acl() { return acl_; }
@@ -266,6 +270,7 @@ class Server {
   std::unique_ptr<Persistence> persistence_;
   std::vector<ThreadCounters> counters_;
   std::unique_ptr<AppendOnlyFile> aof_;  // after shards_: its rewrites hold them
+  std::unique_ptr<Replication> replication_;  // after shards_ and persistence_: its syncs walk them
   ClientRegistry clients_;
   Acl acl_{commands_, clients_};
   std::string applied_requirepass_;  // the default user's password follows requirepass when it changes

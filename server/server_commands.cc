@@ -201,32 +201,57 @@ void CmdSlowlog(ConnCommand& c) {
                       "    Reset the slowlog."});
 }
 
-// ---- Replication stand-ins: lapse is a master without replicas ----
+// ---- Replication, as a master (server/replication.h) ----
 
+// ROLE: master, the stream's offset, and each online replica as [ip, port, acknowledged offset].
 void CmdRole(ConnCommand& c) {
+  Replication& replication = c.server.replication();
+  std::vector<Replication::ReplicaRow> rows = replication.Replicas(true);
   c.reply.ArrayHeader(3);
   c.reply.Bulk("master");
-  c.reply.Integer(0);  // replication offset
-  c.reply.ArrayHeader(0);
+  c.reply.Integer(replication.offset());
+  c.reply.ArrayHeader(rows.size());
+  for (const Replication::ReplicaRow& row : rows) {
+    c.reply.ArrayHeader(3);
+    c.reply.Bulk(row.ip);
+    c.reply.Bulk(std::to_string(row.port));
+    c.reply.Bulk(std::to_string(row.ack_offset));
+  }
 }
 
-// No replica ever acknowledges: WAIT for none answers 0 at once; WAIT for some waits out its
-// timeout (0: for ever) and answers 0, as a Redis master without replicas does. Inside
-// MULTI it never blocks. (A client that disconnects while waiting for ever keeps its
-// connection's memory until the server stops: no read is pending to notice it.)
+// WAIT numreplicas timeout: how many replicas acknowledged the stream up to the client's last
+// write. Enough already, or inside MULTI: at once. Otherwise the replicas are asked for an
+// acknowledgement (REPLCONF GETACK *) and the count is read every millisecond until it is
+// enough or the timeout (0: none) ends. Without replicas it waits out its timeout and answers
+// 0, as Redis does. (A client that disconnects while waiting for ever keeps its connection's
+// memory until the server stops: no read is pending to notice it.)
 awaitable<void> CmdWait(ConnCommand& c) {
   int64_t replicas = 0, timeout_ms = 0;
   if (!protocol::ParseInt64(c.args[1], &replicas)) co_return c.reply.Error(errors::kNotInteger);
   if (!protocol::ParseInt64(c.args[2], &timeout_ms)) co_return c.reply.Error(errors::kTimeoutNotInteger);
   if (timeout_ms < 0) co_return c.reply.Error(errors::kTimeoutNegative);
-  if (replicas > 0 && !ShardSet::InAtomicStep()) {
-    constexpr int64_t kForever = int64_t{100} * 365 * 24 * 3600 * 1000;
-    asio::steady_timer timer(c.server.shards().context(c.session.home));
-    timer.expires_after(std::chrono::milliseconds(timeout_ms == 0 ? kForever : std::min(timeout_ms, kForever)));
-    boost::system::error_code ec;
+  Replication& replication = c.server.replication();
+  int64_t target = c.session.repl_woff;
+  // Inside EXEC the transaction's writes so far count, as in Redis 7.0: no replica has them yet.
+  if (ShardSet::InAtomicStep() && c.server.aof().HoldsUnloggedWrites()) target = replication.offset() + 1;
+  int64_t acked = static_cast<int64_t>(replication.CountAcknowledged(target));
+  if (acked >= replicas || ShardSet::InAtomicStep()) co_return c.reply.Integer(acked);
+  constexpr int64_t kForever = int64_t{100} * 365 * 24 * 3600 * 1000;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms == 0 ? kForever : std::min(timeout_ms, kForever));
+  asio::steady_timer timer(c.server.shards().context(c.session.home));
+  boost::system::error_code ec;
+  if (replication.replica_count() == 0) {
+    timer.expires_at(deadline);
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    co_return c.reply.Integer(static_cast<int64_t>(replication.CountAcknowledged(target)));
   }
-  c.reply.Integer(0);
+  replication.RequestAcknowledgements();
+  while (acked < replicas && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_at(std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(1)));
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    acked = static_cast<int64_t>(replication.CountAcknowledged(target));
+  }
+  c.reply.Integer(acked);
 }
 
 // lapse's own art: an hourglass, since everything here runs out of time eventually.

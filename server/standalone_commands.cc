@@ -9,25 +9,34 @@
 // RediSearch), and Redis's own answers tell them what they need, where "unknown command"
 // would not.
 //
-// Replication: lapse is always a master without replicas. REPLICAOF NO ONE (and SLAVEOF)
-// asks for what already is, and Redis answers OK to it on a master; FAILOVER finds no
-// replica, as on a Redis master without any. Following a master, and serving a replica
-// (SYNC, PSYNC), are refused with an error that says lapse does not replicate, after the
-// argument checks Redis makes, so that bad input gets Redis's error.
+// Replication: lapse is always a master. It serves replicas (SYNC, PSYNC, REPLCONF; see
+// server/replication.h) but follows no master: REPLICAOF NO ONE (and SLAVEOF) asks for what
+// already is, and Redis answers OK to it on a master; REPLICAOF host port is refused with an
+// error that says lapse does not follow a master, after the argument checks Redis makes, so
+// that bad input gets Redis's error. FAILOVER needs a replica to hand over to, which lapse
+// cannot be, and answers as Redis does without connected replicas.
+#include <spdlog/spdlog.h>
+
 #include "protocol/arg_reader.h"
 #include "protocol/errors.h"
 #include "protocol/reply_writer.h"
+#include "protocol/split_args.h"
+#include "server/client_session.h"
 #include "server/command_table.h"
+#include "server/server.h"
 #include "server/help_reply.h"
 
 namespace lapse::server {
 
 namespace {
 
+namespace errors = protocol::errors;
 using protocol::AsCString;
 using protocol::EqualsIgnoreCase;
 
-constexpr std::string_view kNoReplication = "ERR lapse does not support replication";
+constexpr std::string_view kNoReplication = "ERR lapse does not replicate from a master";
+
+using protocol::ParseInt64;
 
 void CmdClusterDisabled(ConnCommand& c) { c.reply.Error(protocol::errors::kClusterDisabled); }
 
@@ -70,7 +79,84 @@ void CmdFailover(ConnCommand& c) {
   c.reply.Error("ERR FAILOVER requires connected replicas.");
 }
 
-void CmdNoReplication(ConnCommand& c) { c.reply.Error(kNoReplication); }
+// REPLCONF <option> <value> ..., read as Redis 7.0's replconfCommand reads it: options in
+// order, each applied as it is read, the first bad one answered with its error. ACK and
+// GETACK answer nothing.
+void CmdReplconf(ConnCommand& c) {
+  if (c.args.size() % 2 == 0) return c.reply.Error(errors::kSyntax);
+  ReplicaHandshake& h = c.session.replica_handshake;
+  for (size_t j = 1; j < c.args.size(); j += 2) {
+    std::string_view option = AsCString(c.args[j]);
+    std::string_view value = c.args[j + 1];
+    if (EqualsIgnoreCase(option, "listening-port")) {
+      int64_t port = 0;
+      if (!ParseInt64(value, &port)) return c.reply.Error(errors::kNotInteger);
+      h.listening_port = port;
+    } else if (EqualsIgnoreCase(option, "ip-address")) {
+      if (value.size() >= 256) {
+        return c.reply.Error("ERR REPLCONF ip-address provided by replica instance is too long: " +
+                             std::to_string(value.size()) + " bytes");
+      }
+      h.ip_address = std::string(value);
+    } else if (EqualsIgnoreCase(option, "capa")) {
+      // Capabilities lapse does not know are ignored, as Redis ignores them.
+      if (EqualsIgnoreCase(AsCString(value), "eof")) h.capa_eof = true;
+      if (EqualsIgnoreCase(AsCString(value), "psync2")) h.capa_psync2 = true;
+    } else if (EqualsIgnoreCase(option, "ack")) {
+      int64_t offset = 0;
+      if (!c.session.info->replica.load(std::memory_order_relaxed) || !ParseInt64(value, &offset)) return;
+      c.server.replication().Acknowledge(c.session.info->id, offset);
+      return;
+    } else if (EqualsIgnoreCase(option, "getack")) {
+      return;  // a master is never asked
+    } else if (EqualsIgnoreCase(option, "rdb-only")) {
+      int64_t only = 0;
+      if (!ParseInt64(value, &only)) return c.reply.Error(errors::kNotInteger);
+      if (only < 0 || only > 1) return c.reply.Error("ERR value is out of range, value must between 0 and 1");
+      h.rdb_only = only == 1;
+    } else if (EqualsIgnoreCase(option, "rdb-filter-only")) {
+      std::string unescaped;
+      std::vector<std::string_view> filters;
+      if (!protocol::SplitArgs(AsCString(value), &unescaped, &filters)) {
+        return c.reply.Error("ERR Missing rdb-filter-only values");
+      }
+      bool functions = false;
+      for (std::string_view f : filters) {
+        if (!EqualsIgnoreCase(f, "functions")) {
+          return c.reply.Error("ERR Unsupported rdb-filter-only option: " + std::string(f));
+        }
+        functions = true;
+      }
+      h.rdb_filter = true;
+      h.filter_functions = functions;
+    } else {
+      return c.reply.Error("ERR Unrecognized REPLCONF option: " + std::string(option));
+    }
+  }
+  c.reply.Ok();
+}
+
+// SYNC and PSYNC <replid> <offset>: the client becomes a replica (server/replication.h), which
+// is sent its replies through its outbox, as the stream is.
+void CmdSync(ConnCommand& c) {
+  ClientInfo& client = *c.session.info;
+  // Already a replica, or a monitor (a replica to Redis too): ignored, as Redis does.
+  if (client.replica.load(std::memory_order_relaxed) || client.monitoring.load(std::memory_order_relaxed)) return;
+  bool psync = EqualsIgnoreCase(c.args[0], "PSYNC");
+  Replication& replication = c.server.replication();
+  // A failover hands the master role to a replica: lapse never is one.
+  if (psync && c.args.size() > 3 && EqualsIgnoreCase(AsCString(c.args[3]), "FAILOVER")) {
+    return c.reply.Error("ERR PSYNC FAILOVER can't be sent to a master.");
+  }
+  const ReplicaHandshake& h = c.session.replica_handshake;
+  if (h.rdb_filter && !h.capa_eof) return c.reply.Error("ERR Filtered replica requires EOF capability");
+  int64_t offset = -1;
+  if (psync && !ParseInt64(c.args[2], &offset)) {
+    spdlog::warn("Replica {} asks for synchronization but with a wrong offset", client.addr);
+    return c.reply.Error(errors::kNotInteger);
+  }
+  replication.Attach(c.session.info, h, psync, psync ? AsCString(c.args[1]) : std::string_view(), offset);
+}
 
 void CmdModule(ConnCommand& c) {
   std::string_view sub = c.args[1];
@@ -112,10 +198,12 @@ void RegisterStandaloneCommands(CommandTable& table) {
   }
   table.Add({"failover", -1, kAdmin | kNoScript | kDangerous, 0, 0, 0, CmdFailover, "server",
              "Start a coordinated failover between this server and one of its replicas."});
-  table.Add({"sync", 1, kAdmin | kNoScript | kDangerous | kNoMulti, 0, 0, 0, CmdNoReplication, "server",
+  table.Add({"sync", 1, kAdmin | kNoScript | kDangerous | kNoMulti, 0, 0, 0, CmdSync, "server",
              "Internal command used for replication."});
-  table.Add({"psync", -3, kAdmin | kNoScript | kDangerous | kNoMulti, 0, 0, 0, CmdNoReplication, "server",
+  table.Add({"psync", -3, kAdmin | kNoScript | kDangerous | kNoMulti, 0, 0, 0, CmdSync, "server",
              "Internal command used for replication."});
+  table.Add({"replconf", -1, kAdmin | kNoScript | kDangerous | kAllowBusy, 0, 0, 0, CmdReplconf, "server",
+             "An internal command for configuring the replication stream."});
 }
 
 }  // namespace lapse::server
