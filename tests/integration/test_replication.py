@@ -436,3 +436,21 @@ def test_lapse_only_data_stays_out_of_the_replica(start_server):
     assert sorted(py(replica).keys("*")) == ["after", "plain"]
     assert link_up(replica)
     assert "CRITICAL" not in replica.log_text()
+
+
+@pytest.mark.lapse_only
+def test_redis_cli_rdb_backup_keeps_lapse_data(start_server, tmp_path):
+    """A payload-only client (redis-cli --rdb asks REPLCONF rdb-only 1) gets containers and
+    items too, so that the backup restores all of lapse."""
+    master = start_server(options=master_options())
+    m = py(master)
+    m.execute_command("CSETTTL", "orders", 1000)
+    m.execute_command("IPUT", "orders", "1", '{"n": 1}')
+    m.set("plain", "v")
+    path = str(tmp_path / "backup.rdb")
+    out = subprocess.run(["redis-cli", "-p", str(master.port), "--rdb", path], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    restored = start_server(options={"dir": str(tmp_path), "dbfilename": "backup.rdb"})
+    rr = py(restored)
+    assert rr.get("plain") == "v"
+    assert '"n":1' in rr.execute_command("IGET", "orders", "1").replace(" ", "")
