@@ -142,10 +142,10 @@ void AppendOnlyFile::Log(int db, std::vector<LoggedCommand> commands) {
 
 bool AppendOnlyFile::capturing() const { return enabled() || server_.replication().active(); }
 
-void AppendOnlyFile::AppendLocked(int db, const std::vector<LoggedCommand>& commands) {
+void AppendOnlyFile::AppendLocked(int db, const std::vector<LoggedCommand>& commands, bool to_replicas) {
   // The replicas get the same commands in the same order (server/replication.h).
   Replication& replication = server_.replication();
-  if (replication.active()) [[unlikely]] replication.Feed(db, commands);
+  if (to_replicas && replication.active()) [[unlikely]] replication.Feed(db, commands);
   if (!enabled()) return;
   size_t before = buffer_.size();
   if (db != last_db_) {
@@ -205,6 +205,14 @@ void AppendOnlyFile::EndBlock() {
 
 void AppendOnlyFile::DiscardBlock() { tls_capture.block.clear(); }
 
+void AppendOnlyFile::PropagateDelete(int db, std::string_view key) {
+  if (tls_capture.depth > 0 && tls_capture.aof == this) {
+    tls_capture.block.emplace_back(db, LoggedCommand{"DEL", std::string(key)});
+    return;
+  }
+  server_.replication().FeedDelete(db, key);
+}
+
 bool AppendOnlyFile::HoldsUnloggedWrites() const { return tls_capture.depth > 0 && !tls_capture.block.empty(); }
 
 void AppendOnlyFile::FlushBlock() {
@@ -212,11 +220,14 @@ void AppendOnlyFile::FlushBlock() {
   tls_capture.block.clear();
   if (block.empty() || !capturing()) return;
   std::lock_guard lock(mu_);
-  // As Redis 7.0 propagates them: several writes as MULTI ... EXEC, one write alone.
+  // As Redis 7.0 propagates them: several writes as MULTI ... EXEC, one write alone. The
+  // replicas get the block in one piece, so that nothing they are sent comes inside it.
   bool wrap = block.size() > 1;
-  if (wrap) AppendLocked(block.front().first, {{"MULTI"}});
-  for (const auto& [db, command] : block) AppendLocked(db, {command});
-  if (wrap) AppendLocked(block.back().first, {{"EXEC"}});
+  Replication& replication = server_.replication();
+  if (replication.active()) [[unlikely]] replication.FeedBlock(block, wrap);
+  if (wrap) AppendLocked(block.front().first, {{"MULTI"}}, false);
+  for (const auto& [db, command] : block) AppendLocked(db, {command}, false);
+  if (wrap) AppendLocked(block.back().first, {{"EXEC"}}, false);
 }
 
 void AppendOnlyFile::BeforeReply() {

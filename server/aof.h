@@ -103,6 +103,9 @@ class AppendOnlyFile {
   void DiscardBlock();
   // Whether the calling thread's block holds writes not yet logged (WAIT inside EXEC).
   bool HoldsUnloggedWrites() const;
+  // A key deleted by expiry or eviction, for the replicas (a DEL, as Redis propagates it);
+  // inside a transaction's or script's block it joins the block, in its place.
+  void PropagateDelete(int db, std::string_view key);
   // A command whose entry is known before it runs (from its arguments) and that may hold
   // several shards (fan-out commands): logged as it lets go of its shards, in the order the
   // shards saw it, or at SettlePending if it took none (then only if it did not fail).
@@ -169,7 +172,8 @@ class AppendOnlyFile {
   std::optional<std::string> PrepareDirectory();
   // Base, closed increments and the current one (io_mu_ held).
   uint64_t CurrentSize() const;
-  void AppendLocked(int db, const std::vector<LoggedCommand>& commands);
+  // Appends to the file's buffer and, unless `to_replicas` is false, feeds the replicas.
+  void AppendLocked(int db, const std::vector<LoggedCommand>& commands, bool to_replicas = true);
   void FlushBlock();
   // ShardSet's release hook: logs the thread's pending entry or block.
   static void OnRelease();

@@ -109,6 +109,19 @@ class Dispatcher {
   // A replica (server/replication.h) that got a reply: the reply goes and the client closes.
   void CloseRepliedReplica(const CommandSpec* spec, std::string* out, size_t before);
   void NoteWriteOffset(const CommandSpec& spec);
+  // A connection or fan-out write that runs uncaptured (no log, no replica yet), counted
+  // while it runs (UncapturedWritesInFlight, server/replication.h).
+  class UncapturedWrite {
+   public:
+    UncapturedWrite(Dispatcher& d, const CommandSpec& spec);
+    ~UncapturedWrite();
+    UncapturedWrite(const UncapturedWrite&) = delete;
+    UncapturedWrite& operator=(const UncapturedWrite&) = delete;
+
+   private:
+    size_t thread_;
+    bool active_ = false;
+  };
   // Whether maxmemory refuses this command now (inside MULTI nearly every command is refused,
   // since queuing takes memory too: Redis 7.0's rule).
   bool RefusedForMemory(const CommandSpec& spec);

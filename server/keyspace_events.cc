@@ -63,7 +63,9 @@ std::string FormatEventClasses(uint32_t mask) {
 }
 
 void KeyspaceEvents::PropagateDelete(uint32_t db, std::string_view key) const {
-  if (replication_ != nullptr && replication_->active()) [[unlikely]] replication_->FeedDelete(static_cast<int>(db), key);
+  if (server_ != nullptr && server_->replication().active()) [[unlikely]] {
+    server_->aof().PropagateDelete(static_cast<int>(db), key);
+  }
 }
 
 void KeyspaceEvents::Publish(uint32_t mask, std::string_view event, std::string_view key, uint32_t db) const {

@@ -24,7 +24,7 @@
 namespace lapse::server {
 
 class PubSub;
-class Replication;
+class Server;
 
 // Redis's NOTIFY_* bits, so that a mask reads the same as in Redis.
 enum EventClass : uint32_t {
@@ -66,7 +66,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
 
   void Configure(uint32_t mask) { mask_.store(mask, std::memory_order_relaxed); }
   // Keys deleted by expiry or eviction are propagated to replicas as DEL, as Redis does.
-  void SetReplication(Replication* replication) { replication_ = replication; }
+  void SetServer(Server* server) { server_ = server; }
   // Publishes `event` on `key` of database `db` if its class is enabled.
   // Inside a script step that may still start over (server/script_undo.h) the event is held
   // back until the script's run counts.
@@ -141,7 +141,7 @@ class KeyspaceEvents : public engine::KeyEventListener {
 
   PubSub& pubsub_;
   Tracking* tracking_;
-  Replication* replication_ = nullptr;
+  Server* server_ = nullptr;
   std::atomic<uint32_t> mask_{0};
 };
 

@@ -72,17 +72,26 @@ std::string IpOf(const std::string& addr) {
   return colon == std::string::npos ? addr : addr.substr(0, colon);
 }
 
-// Writes the payload into memory; the replicas' reads are kept alive by the cron's newlines.
+// Writes the payload into memory. The walk runs on the sync thread, whose cron must go on
+// meanwhile (newlines to the replicas waiting for this payload, PINGs to the others): it is
+// called from here about once a second.
 class PayloadSink final : public engine::rdb::Sink {
  public:
-  explicit PayloadSink(std::string* out) : out_(out) {}
+  PayloadSink(std::string* out, std::function<void()> tick) : out_(out), tick_(std::move(tick)) {}
   bool Write(std::string_view bytes) override {
     out_->append(bytes);
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_tick_ >= std::chrono::milliseconds(kNewlineEveryMs)) {
+      last_tick_ = now;
+      tick_();
+    }
     return true;
   }
 
  private:
   std::string* out_;
+  std::function<void()> tick_;
+  std::chrono::steady_clock::time_point last_tick_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace
@@ -110,16 +119,43 @@ void Replication::Stop() {
 
 // ---- the stream ----
 
+void Replication::AppendCommands(std::string& out, const std::vector<std::vector<std::string>>& commands) {
+  for (const auto& command : commands) {
+    if (!command.empty() && IsRedisCommand(command[0])) AppendResp(out, command);
+  }
+}
+
 void Replication::Feed(int db, const std::vector<std::vector<std::string>>& commands) {
   std::string bytes;
-  for (const auto& command : commands) {
-    if (!command.empty() && IsRedisCommand(command[0])) AppendResp(bytes, command);
-  }
+  AppendCommands(bytes, commands);
   if (bytes.empty()) return;
   std::lock_guard lock(mu_);
   if (!backlog_created_) return;
   SelectLocked(db);
   AppendLocked(bytes);
+}
+
+void Replication::FeedBlock(const std::vector<std::pair<int, std::vector<std::string>>>& block, bool wrap) {
+  std::lock_guard lock(mu_);
+  if (!backlog_created_ || block.empty()) return;
+  std::string bytes;
+  auto flush = [&] {
+    if (!bytes.empty()) AppendLocked(bytes);
+    bytes.clear();
+  };
+  if (wrap) {
+    SelectLocked(block.front().first);
+    AppendResp(bytes, {"MULTI"});
+  }
+  for (const auto& [db, command] : block) {
+    if (db != stream_db_) {
+      flush();
+      SelectLocked(db);
+    }
+    AppendCommands(bytes, {command});
+  }
+  if (wrap) AppendResp(bytes, {"EXEC"});
+  flush();
 }
 
 void Replication::FeedDelete(int db, std::string_view key) {
@@ -150,8 +186,8 @@ void Replication::AppendLocked(std::string_view bytes) {
   for (const ReplicaPtr& r : replicas_) {
     if (r->handshake.rdb_only) continue;
     if (r->state == State::kOnline) {
-      Push(r, bytes, true);
-    } else if (r->state == State::kSendBulk) {
+      Push(r, bytes, r->payload_sent);
+    } else if (r->state == State::kSendBulk || r->state == State::kTransfer) {
       r->pending.append(bytes);
     }
   }
@@ -277,12 +313,14 @@ std::vector<Replication::ReplicaRow> Replication::Replicas(bool online_only) con
   std::lock_guard lock(mu_);
   std::vector<ReplicaRow> rows;
   for (const ReplicaPtr& r : replicas_) {
-    if (online_only && r->state != State::kOnline) continue;
+    // ROLE lists the replicas that follow the stream; a payload-only client (redis-cli --rdb)
+    // is not one.
+    if (online_only && (r->state != State::kOnline || r->handshake.rdb_only)) continue;
     ReplicaRow row;
     row.ip = r->handshake.ip_address.empty() ? IpOf(r->client->addr) : r->handshake.ip_address;
     row.port = r->handshake.listening_port;
     row.ack_offset = r->ack_offset;
-    row.state = r->state == State::kWaitBgsave ? "wait_bgsave" : r->state == State::kSendBulk ? "wait_bgsave" : "online";
+    row.state = r->state == State::kOnline ? "online" : r->state == State::kTransfer ? "send_bulk" : "wait_bgsave";
     row.lag_s = (now - r->ack_time_ms) / 1000;
     rows.push_back(std::move(row));
   }
@@ -345,9 +383,15 @@ void Replication::Cron(int64_t now_ms) {
   // Replicas waiting for their payload get a newline a second, which keeps their read alive
   // (Redis's replicas and redis-cli skip it).
   for (const ReplicaPtr& r : replicas_) {
-    if (r->state != State::kOnline && now_ms - r->last_newline_ms >= kNewlineEveryMs) {
+    bool before_payload = r->state == State::kWaitBgsave || r->state == State::kSendBulk;
+    if (before_payload && now_ms - r->last_newline_ms >= kNewlineEveryMs) {
       r->last_newline_ms = now_ms;
       Push(r, "\n", false);
+    }
+    if (r->state == State::kOnline && !r->payload_sent) {
+      bool drained = r->client->push.empty() && r->client->output_bytes.load(std::memory_order_relaxed) == 0;
+      r->drained_ticks = drained ? r->drained_ticks + 1 : 0;
+      r->payload_sent = r->drained_ticks >= 2;
     }
   }
   if (now_ms - last_ping_ms_ >= kPingPeriodMs) {
@@ -405,6 +449,11 @@ void Replication::RunFullSync() {
   if (kind == Kind::kFunctionsOnly) {
     start_round();
   } else {
+    // A write that decided not to be captured before the first replica arrived must end
+    // before the instant: after it, it would be in neither the payload nor the stream.
+    for (int i = 0; i < 5000 && UncapturedWritesInFlight() > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     // The tables have room for one view: a BGSAVE or a rewrite that walks is waited for.
     if (!persistence.ClaimWalkForReplication()) return;
     server_.shards().RunHoldingAll([&] {
@@ -414,9 +463,12 @@ void Replication::RunFullSync() {
   }
   spdlog::info("Starting BGSAVE for SYNC with target: replicas sockets");
   std::string payload;
-  PayloadSink sink(&payload);
+  PayloadSink sink(&payload, [this] { Cron(WallMs()); });
   bool ok = kind == Kind::kFunctionsOnly ? persistence.WriteFunctionsPayload(sink, filter_functions)
                                          : persistence.WriteReplicaPayload(sink, std::move(view));
+  // The payload goes to the outboxes outside the lock, so that writers are not held while it
+  // is copied: the stream waits in `pending` (kTransfer), and nothing else is pushed to them.
+  std::vector<ReplicaPtr> receiving;
   std::vector<std::function<void()>> kills;
   {
     std::lock_guard lock(mu_);
@@ -426,16 +478,26 @@ void Replication::RunFullSync() {
         if (r->client->kill) kills.push_back(r->client->kill);
         continue;
       }
-      Push(r, "$" + std::to_string(payload.size()) + "\r\n", false);
-      Push(r, payload, false);
-      if (!r->pending.empty()) Push(r, r->pending, true);
-      r->pending = std::string();
-      r->state = State::kOnline;
-      r->ack_time_ms = WallMs();
-      spdlog::info("Synchronization with replica {} succeeded", NameOf(*r));
+      r->state = State::kTransfer;
+      receiving.push_back(r);
     }
   }
   for (const auto& kill : kills) kill();
+  std::string header = "$" + std::to_string(payload.size()) + "\r\n";
+  for (const ReplicaPtr& r : receiving) {
+    Push(r, header, false);
+    Push(r, payload, false);
+  }
+  payload = std::string();
+  std::lock_guard lock(mu_);
+  for (const ReplicaPtr& r : receiving) {
+    if (std::find(replicas_.begin(), replicas_.end(), r) == replicas_.end()) continue;
+    if (!r->pending.empty()) Push(r, r->pending, false);
+    r->pending = std::string();
+    r->state = State::kOnline;
+    r->ack_time_ms = WallMs();
+    spdlog::info("Synchronization with replica {} succeeded", NameOf(*r));
+  }
 }
 
 }  // namespace lapse::server

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "server/config.h"
@@ -50,6 +51,10 @@ namespace lapse::server {
 
 class Server;
 struct ClientInfo;
+
+// Connection and fan-out writes running now that decided, before taking their shards, not to
+// be captured (server/dispatcher.cc): the first replica's instant waits for them to end.
+int64_t UncapturedWritesInFlight();
 
 // What a client told with REPLCONF before PSYNC or SYNC; kept by its session.
 struct ReplicaHandshake {
@@ -79,6 +84,9 @@ class Replication {
   // ---- the stream, from any thread, in the order the writes happened ----
   // Commands run in database `db` (lapse-only commands are skipped).
   void Feed(int db, const std::vector<std::vector<std::string>>& commands);
+  // A transaction's or a script's writes, as one piece of the stream: nothing else comes
+  // between them; wrapped in MULTI ... EXEC when `wrap`.
+  void FeedBlock(const std::vector<std::pair<int, std::vector<std::string>>>& block, bool wrap);
   // A key deleted by expiry or eviction.
   void FeedDelete(int db, std::string_view key);
 
@@ -117,7 +125,9 @@ class Replication {
   uint64_t sync_partial_err() const { return sync_partial_err_.load(); }
 
  private:
-  enum class State { kWaitBgsave, kSendBulk, kOnline };
+  // kSendBulk: its view's instant passed, the payload is being made; kTransfer: the payload
+  // is being handed to its outbox. The stream waits in `pending` in both.
+  enum class State { kWaitBgsave, kSendBulk, kTransfer, kOnline };
   struct Replica {
     std::shared_ptr<ClientInfo> client;
     ReplicaHandshake handshake;
@@ -128,12 +138,18 @@ class Replication {
     int64_t ack_time_ms = 0;
     int64_t last_newline_ms = 0;
     bool timed_out = false;
+    // The payload has left the outbox and the connection (seen twice by the cron): from then
+    // on client-output-buffer-limit replica applies, to the stream alone.
+    bool payload_sent = false;
+    int drained_ticks = 0;
   };
   using ReplicaPtr = std::shared_ptr<Replica>;
 
   // Appends to the stream (mu_ held): backlog, offset, every replica past its view's instant.
   void AppendLocked(std::string_view bytes);
   void SelectLocked(int db);
+  // The RESP of `commands` a replica gets (lapse's own left out).
+  static void AppendCommands(std::string& out, const std::vector<std::vector<std::string>>& commands);
   void CreateBacklogLocked();
   // Into the replica's outbox; `limited` by client-output-buffer-limit replica (the payload
   // and the replies of the handshake are not, as in Redis).

@@ -64,7 +64,7 @@ Server::Server(Config& config, engine::Clock& clock)
   persistence_ = std::make_unique<Persistence>(*this);
   aof_ = std::make_unique<AppendOnlyFile>(*this);
   replication_ = std::make_unique<Replication>(*this);
-  keyspace_events_.SetReplication(replication_.get());
+  keyspace_events_.SetServer(this);
   // Expired items reclaimed under memory pressure are billed as reclamation is, but never
   // held back by the budget.
   evictor_ = std::make_unique<Evictor>(*shards_, [this](const engine::Item& item, int64_t) {
@@ -581,8 +581,9 @@ void Server::WaitForShutdown() {
       if (signals_) signals_->cancel(ec);
     });
   }
-  shards_->StopAndJoin();
+  // Before the shard threads stop: a sync's walk may wait for a shard a script holds.
   replication_->Stop();
+  shards_->StopAndJoin();
   // SIGTERM and SIGINT save as Redis does when `save` rules exist (SHUTDOWN saved already).
   persistence_->Stop();
   if (persistence_->shutdown_save_needed()) {

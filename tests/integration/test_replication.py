@@ -175,6 +175,25 @@ def test_writes_during_the_sync_are_neither_lost_nor_doubled(start_server):
     assert r.dbsize() == m.dbsize() == 60002
 
 
+def test_the_payload_does_not_count_towards_the_replica_output_limit(start_server):
+    """client-output-buffer-limit replica limits the stream, not the payload (4 MB here
+    against a 1 MB hard limit): the replica syncs once and stays."""
+    master = start_server(options=master_options())
+    m = py(master)
+    assert m.config_set("client-output-buffer-limit", "replica 1mb 0 0")
+    with m.pipeline(transaction=False) as p:
+        for i in range(4000):
+            p.set(f"big:{i}", "x" * 1000)
+        p.execute()
+    replica = start_replica(start_server, master)
+    wait_synced(master, replica)
+    for i in range(100):
+        m.set(f"after:{i}", i)
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    assert py(replica).dbsize() == 4100
+    assert m.info("stats")["sync_full"] == 1
+
+
 def test_expired_and_deleted_keys_are_deleted_on_the_replica(start_server):
     master = start_server(options=master_options())
     replica = start_replica(start_server, master)
