@@ -46,19 +46,6 @@ thread_local ThreadCapture tls_capture;
 // may leave: the end of its last append.
 thread_local uint64_t tls_appended_upto = 0;
 
-void AppendResp(std::string& out, const LoggedCommand& command) {
-  out += '*';
-  out += std::to_string(command.size());
-  out += "\r\n";
-  for (const std::string& arg : command) {
-    out += '$';
-    out += std::to_string(arg.size());
-    out += "\r\n";
-    out += arg;
-    out += "\r\n";
-  }
-}
-
 class FdSink final : public engine::rdb::Sink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
@@ -100,6 +87,19 @@ int64_t NowMs() {
 }
 
 }  // namespace
+
+void AppendCommandResp(std::string& out, const LoggedCommand& command) {
+  out += '*';
+  out += std::to_string(command.size());
+  out += "\r\n";
+  for (const std::string& arg : command) {
+    out += '$';
+    out += std::to_string(arg.size());
+    out += "\r\n";
+    out += arg;
+    out += "\r\n";
+  }
+}
 
 AppendOnlyFile::AppendOnlyFile(Server& server) : server_(server) {
   fsync_thread_ = std::thread([this] { FsyncLoop(); });
@@ -149,10 +149,10 @@ void AppendOnlyFile::AppendLocked(int db, const std::vector<LoggedCommand>& comm
   if (!enabled()) return;
   size_t before = buffer_.size();
   if (db != last_db_) {
-    AppendResp(buffer_, {"SELECT", std::to_string(db)});
+    AppendCommandResp(buffer_, {"SELECT", std::to_string(db)});
     last_db_ = db;
   }
-  for (const LoggedCommand& c : commands) AppendResp(buffer_, c);
+  for (const LoggedCommand& c : commands) AppendCommandResp(buffer_, c);
   appended_ += buffer_.size() - before;
   tls_appended_upto = appended_;
 }

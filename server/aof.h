@@ -59,6 +59,8 @@ class Server;
 
 // One command as the log keeps it.
 using LoggedCommand = std::vector<std::string>;
+// Appends `command` in RESP, as the log and the replicas' stream carry it.
+void AppendCommandResp(std::string& out, const LoggedCommand& command);
 
 // The commands that replay `spec` with `args` as it ran at `now_ms`, answering `reply`
 // (server/aof_effects.cc); empty when it changed nothing the log must keep.

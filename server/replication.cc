@@ -10,6 +10,7 @@
 
 #include "engine/rdb_file.h"
 #include "protocol/arg_reader.h"
+#include "server/aof.h"
 #include "server/client_session.h"
 #include "server/command_metadata.h"
 #include "server/persistence.h"
@@ -36,19 +37,6 @@ std::string RandomReplid() {
   std::string id;
   for (int i = 0; i < 40; ++i) id.push_back(kHex[rd() % 16]);
   return id;
-}
-
-void AppendResp(std::string& out, const std::vector<std::string>& command) {
-  out += '*';
-  out += std::to_string(command.size());
-  out += "\r\n";
-  for (const std::string& arg : command) {
-    out += '$';
-    out += std::to_string(arg.size());
-    out += "\r\n";
-    out += arg;
-    out += "\r\n";
-  }
 }
 
 // Redis 7.0's commands: a replica gets only these (items, containers and field TTLs are
@@ -121,7 +109,7 @@ void Replication::Stop() {
 
 void Replication::AppendCommands(std::string& out, const std::vector<std::vector<std::string>>& commands) {
   for (const auto& command : commands) {
-    if (!command.empty() && IsRedisCommand(command[0])) AppendResp(out, command);
+    if (!command.empty() && IsRedisCommand(command[0])) AppendCommandResp(out, command);
   }
 }
 
@@ -145,7 +133,7 @@ void Replication::FeedBlock(const std::vector<std::pair<int, std::vector<std::st
   };
   if (wrap) {
     SelectLocked(block.front().first);
-    AppendResp(bytes, {"MULTI"});
+    AppendCommandResp(bytes, {"MULTI"});
   }
   for (const auto& [db, command] : block) {
     if (db != stream_db_) {
@@ -154,14 +142,14 @@ void Replication::FeedBlock(const std::vector<std::pair<int, std::vector<std::st
     }
     AppendCommands(bytes, {command});
   }
-  if (wrap) AppendResp(bytes, {"EXEC"});
+  if (wrap) AppendCommandResp(bytes, {"EXEC"});
   flush();
 }
 
 void Replication::FeedDelete(int db, std::string_view key) {
   if (!active()) return;
   std::string bytes;
-  AppendResp(bytes, {"DEL", std::string(key)});
+  AppendCommandResp(bytes, {"DEL", std::string(key)});
   std::lock_guard lock(mu_);
   SelectLocked(db);
   AppendLocked(bytes);
@@ -170,7 +158,7 @@ void Replication::FeedDelete(int db, std::string_view key) {
 void Replication::SelectLocked(int db) {
   if (db == stream_db_) return;
   std::string select;
-  AppendResp(select, {"SELECT", std::to_string(db)});
+  AppendCommandResp(select, {"SELECT", std::to_string(db)});
   stream_db_ = db;
   AppendLocked(select);
 }
@@ -302,7 +290,7 @@ size_t Replication::replica_count() const {
 
 void Replication::RequestAcknowledgements() {
   std::string bytes;
-  AppendResp(bytes, {"REPLCONF", "GETACK", "*"});
+  AppendCommandResp(bytes, {"REPLCONF", "GETACK", "*"});
   std::lock_guard lock(mu_);
   if (replicas_.empty()) return;
   AppendLocked(bytes);
@@ -397,7 +385,7 @@ void Replication::Cron(int64_t now_ms) {
   if (now_ms - last_ping_ms_ >= kPingPeriodMs) {
     last_ping_ms_ = now_ms;
     std::string ping;
-    AppendResp(ping, {"ping"});
+    AppendCommandResp(ping, {"ping"});
     AppendLocked(ping);
   }
   for (const ReplicaPtr& r : replicas_) {
