@@ -251,12 +251,30 @@ void Replication::Attach(const std::shared_ptr<ClientInfo>& client, const Replic
 }
 
 void Replication::Acknowledge(uint64_t client_id, int64_t offset) {
-  std::lock_guard lock(mu_);
-  for (const ReplicaPtr& r : replicas_) {
-    if (r->client->id != client_id) continue;
-    r->ack_offset = std::max(r->ack_offset, offset);
-    r->ack_time_ms = WallMs();
+  {
+    std::lock_guard lock(mu_);
+    for (const ReplicaPtr& r : replicas_) {
+      if (r->client->id != client_id) continue;
+      r->ack_offset = std::max(r->ack_offset, offset);
+      r->ack_time_ms = WallMs();
+    }
   }
+  std::vector<std::weak_ptr<asio::steady_timer>> waiters;
+  {
+    std::lock_guard lock(ack_waiters_mu_);
+    waiters.swap(ack_waiters_);
+  }
+  for (const auto& weak : waiters) {
+    if (std::shared_ptr<asio::steady_timer> timer = weak.lock()) {
+      asio::post(timer->get_executor(), [timer] { timer->cancel(); });
+    }
+  }
+}
+
+void Replication::WakeOnAcknowledgement(const std::shared_ptr<asio::steady_timer>& timer) {
+  std::lock_guard lock(ack_waiters_mu_);
+  std::erase_if(ack_waiters_, [](const std::weak_ptr<asio::steady_timer>& w) { return w.expired(); });
+  ack_waiters_.push_back(timer);
 }
 
 void Replication::Detach(uint64_t client_id) {

@@ -28,7 +28,8 @@
 // fills the backlog (repl-backlog-size bytes), created with the first replica and kept, and
 // counts master_repl_offset; with no replica ever attached, writes pay nothing for it.
 //
-// Replicas acknowledge with REPLCONF ACK <offset> (no reply), which WAIT, ROLE and INFO read.
+// Replicas acknowledge with REPLCONF ACK <offset> (no reply), which WAIT (woken by each
+// acknowledgement), ROLE and INFO read.
 // A replica whose command would get a reply is disconnected, as Redis 7.0 does; one silent for
 // repl-timeout seconds (except an old SYNC client, which never acknowledges) is dropped.
 #pragma once
@@ -45,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/asio.h"
 #include "server/config.h"
 
 namespace lapse::server {
@@ -108,6 +110,9 @@ class Replication {
   size_t replica_count() const;
   // WAIT: asks every replica for an acknowledgement (REPLCONF GETACK * in the stream).
   void RequestAcknowledgements();
+  // WAIT's timer, cancelled (from its own thread) by the next acknowledgement; register it
+  // before counting, so that none arriving in between is missed.
+  void WakeOnAcknowledgement(const std::shared_ptr<asio::steady_timer>& timer);
   // ROLE's third element: [ip, port, offset] of each online replica.
   struct ReplicaRow {
     std::string ip;
@@ -178,6 +183,9 @@ class Replication {
   std::atomic<int64_t> replica_limit_hard_{256ll << 20}, replica_limit_soft_{64ll << 20}, replica_limit_seconds_{60};
 
   std::atomic<uint64_t> sync_full_{0}, sync_partial_ok_{0}, sync_partial_err_{0};
+
+  std::mutex ack_waiters_mu_;
+  std::vector<std::weak_ptr<asio::steady_timer>> ack_waiters_;
 
   std::mutex thread_mu_;
   std::condition_variable wake_;

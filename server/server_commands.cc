@@ -221,9 +221,9 @@ void CmdRole(ConnCommand& c) {
 
 // WAIT numreplicas timeout: how many replicas acknowledged the stream up to the client's last
 // write. Enough already, or inside MULTI: at once. Otherwise the replicas are asked for an
-// acknowledgement (REPLCONF GETACK *) and the count is read every millisecond until it is
-// enough or the timeout (0: none) ends. Without replicas it waits out its timeout and answers
-// 0, as Redis does. (A client that disconnects while waiting for ever keeps its connection's
+// acknowledgement (REPLCONF GETACK *) and the count is read again at each acknowledgement
+// until it is enough or the timeout (0: none) ends. Without replicas it waits out its timeout
+// and answers 0, as Redis does. (A client that disconnects while waiting for ever keeps its connection's
 // memory until the server stops: no read is pending to notice it.)
 awaitable<void> CmdWait(ConnCommand& c) {
   int64_t replicas = 0, timeout_ms = 0;
@@ -238,20 +238,22 @@ awaitable<void> CmdWait(ConnCommand& c) {
   if (acked >= replicas || ShardSet::InAtomicStep()) co_return c.reply.Integer(acked);
   constexpr int64_t kForever = int64_t{100} * 365 * 24 * 3600 * 1000;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms == 0 ? kForever : std::min(timeout_ms, kForever));
-  asio::steady_timer timer(c.server.shards().context(c.session.home));
+  auto timer = std::make_shared<asio::steady_timer>(c.server.shards().context(c.session.home));
   boost::system::error_code ec;
   if (replication.replica_count() == 0) {
-    timer.expires_at(deadline);
-    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    timer->expires_at(deadline);
+    co_await timer->async_wait(asio::redirect_error(use_awaitable, ec));
     co_return c.reply.Integer(static_cast<int64_t>(replication.CountAcknowledged(target)));
   }
   replication.RequestAcknowledgements();
-  while (acked < replicas && std::chrono::steady_clock::now() < deadline) {
-    timer.expires_at(std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(1)));
-    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  while (std::chrono::steady_clock::now() < deadline) {
+    replication.WakeOnAcknowledgement(timer);
     acked = static_cast<int64_t>(replication.CountAcknowledged(target));
+    if (acked >= replicas) break;
+    timer->expires_at(deadline);
+    co_await timer->async_wait(asio::redirect_error(use_awaitable, ec));
   }
-  c.reply.Integer(acked);
+  c.reply.Integer(static_cast<int64_t>(replication.CountAcknowledged(target)));
 }
 
 // lapse's own art: an hourglass, since everything here runs out of time eventually.
