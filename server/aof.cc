@@ -37,6 +37,11 @@ struct ThreadCapture {
   AppendOnlyFile* aof = nullptr;
   int depth = 0;  // blocks open: EXEC, a script (nested in EXEC)
   std::vector<std::pair<int, LoggedCommand>> block;
+  // Inside a block: where the entries of a command logged before it runs begin (npos when
+  // none runs), so that a key it finds expired is deleted before it, as it happened.
+  size_t running_from = std::string::npos;
+  // The expiry and eviction DELs in `block`: they happened whatever becomes of the block.
+  std::vector<std::pair<int, std::string>> block_deletes;
   bool pending = false;
   int pending_db = 0;
   std::vector<LoggedCommand> pending_commands;
@@ -173,7 +178,10 @@ void AppendOnlyFile::OnRelease() {
 
 void AppendOnlyFile::LogOnRelease(int db, std::vector<LoggedCommand> commands) {
   if (commands.empty() || !capturing()) return;
-  if (tls_capture.depth > 0) return Log(db, std::move(commands));
+  if (tls_capture.depth > 0) {
+    tls_capture.running_from = tls_capture.block.size();
+    return Log(db, std::move(commands));
+  }
   tls_capture.aof = this;
   tls_capture.pending = true;
   tls_capture.pending_db = db;
@@ -183,6 +191,7 @@ void AppendOnlyFile::LogOnRelease(int db, std::vector<LoggedCommand> commands) {
 
 void AppendOnlyFile::SettlePending(bool failed) {
   ThreadCapture& t = tls_capture;
+  t.running_from = std::string::npos;
   if (!t.pending) return;
   // It let go of no shard: nothing can have come between it and this entry.
   t.pending = false;
@@ -203,11 +212,22 @@ void AppendOnlyFile::EndBlock() {
   if (--tls_capture.depth == 0) ShardSet::DisarmReleaseHook();
 }
 
-void AppendOnlyFile::DiscardBlock() { tls_capture.block.clear(); }
+void AppendOnlyFile::DiscardBlock() {
+  ThreadCapture& t = tls_capture;
+  t.block.clear();
+  t.running_from = std::string::npos;
+  // A script that starts over keeps what expired meanwhile deleted (server/script_undo.h).
+  for (const auto& [db, key] : t.block_deletes) server_.replication().FeedDelete(db, key);
+  t.block_deletes.clear();
+}
 
 void AppendOnlyFile::PropagateDelete(int db, std::string_view key) {
-  if (tls_capture.depth > 0 && tls_capture.aof == this) {
-    tls_capture.block.emplace_back(db, LoggedCommand{"DEL", std::string(key)});
+  ThreadCapture& t = tls_capture;
+  if (t.depth > 0 && t.aof == this) {
+    auto at = t.running_from <= t.block.size() ? t.block.begin() + static_cast<ptrdiff_t>(t.running_from++)
+                                               : t.block.end();
+    t.block.insert(at, {db, LoggedCommand{"DEL", std::string(key)}});
+    t.block_deletes.emplace_back(db, std::string(key));
     return;
   }
   server_.replication().FeedDelete(db, key);
@@ -218,6 +238,8 @@ bool AppendOnlyFile::HoldsUnloggedWrites() const { return tls_capture.depth > 0 
 void AppendOnlyFile::FlushBlock() {
   std::vector<std::pair<int, LoggedCommand>> block = std::move(tls_capture.block);
   tls_capture.block.clear();
+  tls_capture.block_deletes.clear();
+  tls_capture.running_from = std::string::npos;
   if (block.empty() || !capturing()) return;
   std::lock_guard lock(mu_);
   // As Redis 7.0 propagates them: several writes as MULTI ... EXEC, one write alone. The

@@ -283,7 +283,11 @@ bool Connection::ParseBatch(bool* paused_at_auth) {
       return false;
     }
     input_start_ += consumed;
-    if (args.empty()) continue;
+    if (args.empty()) {
+      // A replica's empty line says it is alive while it loads its payload (Redis's rule).
+      if (info_->replica.load(std::memory_order_relaxed)) [[unlikely]] server_.replication().Acknowledge(info_->id, -1);
+      continue;
+    }
     // Inline arguments with escapes live in the parser until its next call; keep copies.
     for (std::string_view& a : args) {
       if (a.data() < window.data() || a.data() + a.size() > window.data() + window.size()) {

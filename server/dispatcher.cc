@@ -340,7 +340,7 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   if (!(spec.flags & kSumsCharges)) {
     // A blocking pop is logged when it is served, holding its shards (server/blocking.cc).
     std::optional<UncapturedWrite> uncaptured;
-    if (!(spec.flags & kBlocking)) uncaptured.emplace(*this, spec);
+    if (!(spec.flags & kBlocking) || spec.name == "xreadgroup") uncaptured.emplace(*this, spec);
     bool logged = LogBeforeRun(spec, args);
     co_await std::get<FanoutHandler>(spec.handler)(cmd);
     handler_changes_ = cmd.changes;
@@ -374,19 +374,23 @@ std::array<UncapturedSlot, 256> uncaptured_writes;
 
 void AddUncaptured(size_t thread, int64_t delta) {
   std::atomic<int64_t>& n = uncaptured_writes[thread % uncaptured_writes.size()].in_flight;
-  n.fetch_add(delta, std::memory_order_acq_rel);
+  n.fetch_add(delta, std::memory_order_seq_cst);
 }
 }  // namespace
 
 int64_t UncapturedWritesInFlight() {
   int64_t total = 0;
-  for (const UncapturedSlot& slot : uncaptured_writes) total += slot.in_flight.load(std::memory_order_acquire);
+  for (const UncapturedSlot& slot : uncaptured_writes) total += slot.in_flight.load(std::memory_order_seq_cst);
   return total;
 }
 
 Dispatcher::UncapturedWrite::UncapturedWrite(Dispatcher& d, const CommandSpec& spec) : thread_(d.session_.home) {
-  active_ = (spec.flags & kWrite) && !d.server_.aof().capturing();
-  if (active_) [[unlikely]] AddUncaptured(thread_, 1);
+  if (!(spec.flags & kWrite) || d.server_.aof().capturing()) [[likely]] return;
+  // Counted first, then checked again: the sync thread, which activates capture and then
+  // reads the counts, sees this write or this write sees capture on.
+  AddUncaptured(thread_, 1);
+  active_ = !d.server_.aof().capturing();
+  if (!active_) AddUncaptured(thread_, -1);
 }
 
 Dispatcher::UncapturedWrite::~UncapturedWrite() {

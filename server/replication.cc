@@ -65,8 +65,10 @@ std::string IpOf(const std::string& addr) {
 // called from here about once a second.
 class PayloadSink final : public engine::rdb::Sink {
  public:
-  PayloadSink(std::string* out, std::function<void()> tick) : out_(out), tick_(std::move(tick)) {}
+  PayloadSink(std::string* out, std::function<void()> tick, const std::atomic<bool>* stopping)
+      : out_(out), tick_(std::move(tick)), stopping_(stopping) {}
   bool Write(std::string_view bytes) override {
+    if (stopping_->load(std::memory_order_relaxed)) return false;  // shutting down: the walk ends writing nothing
     out_->append(bytes);
     auto now = std::chrono::steady_clock::now();
     if (now - last_tick_ >= std::chrono::milliseconds(kNewlineEveryMs)) {
@@ -79,6 +81,7 @@ class PayloadSink final : public engine::rdb::Sink {
  private:
   std::string* out_;
   std::function<void()> tick_;
+  const std::atomic<bool>* stopping_;
   std::chrono::steady_clock::time_point last_tick_ = std::chrono::steady_clock::now();
 };
 
@@ -101,6 +104,7 @@ void Replication::Stop() {
     if (!started_ || stopping_) return;
     stopping_ = true;
   }
+  stop_requested_.store(true);
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -188,7 +192,7 @@ void Replication::CreateBacklogLocked() {
   backlog_created_ = true;
   backlog_.clear();
   stream_db_ = -1;
-  active_.store(true, std::memory_order_release);
+  active_.store(true, std::memory_order_seq_cst);  // against UncapturedWrite (dispatcher.cc)
   spdlog::info("Replication backlog created, my new replication IDs are '{}' and '{}'", replid_, std::string(40, '0'));
 }
 
@@ -197,8 +201,10 @@ void Replication::Push(const ReplicaPtr& replica, std::string_view bytes, bool l
   OutputBufferLimit limit = limited ? OutputBufferLimit{replica_limit_hard_.load(), replica_limit_soft_.load(),
                                                         replica_limit_seconds_.load()}
                                     : OutputBufferLimit{};
-  client.push.Append(bytes, limit, client.output_bytes.load(std::memory_order_relaxed), server_.clock().NowMs(),
-                     client.kill);
+  // Only what waits in the outbox is counted: the connection takes it all whenever it has
+  // written what it took before (the payload among it), so a replica holds at most about
+  // twice the limit, and the payload is never counted.
+  client.push.Append(bytes, limit, 0, server_.clock().NowMs(), client.kill);
 }
 
 // ---- the replica's connection ----
@@ -255,6 +261,10 @@ void Replication::Acknowledge(uint64_t client_id, int64_t offset) {
     std::lock_guard lock(mu_);
     for (const ReplicaPtr& r : replicas_) {
       if (r->client->id != client_id) continue;
+      if (offset < 0) {
+        r->ack_time_ms = WallMs();
+        return;
+      }
       r->ack_offset = std::max(r->ack_offset, offset);
       r->ack_time_ms = WallMs();
     }
@@ -394,10 +404,9 @@ void Replication::Cron(int64_t now_ms) {
       r->last_newline_ms = now_ms;
       Push(r, "\n", false);
     }
-    if (r->state == State::kOnline && !r->payload_sent) {
-      bool drained = r->client->push.empty() && r->client->output_bytes.load(std::memory_order_relaxed) == 0;
-      r->drained_ticks = drained ? r->drained_ticks + 1 : 0;
-      r->payload_sent = r->drained_ticks >= 2;
+    if (r->state == State::kOnline && !r->payload_sent && r->client->push.empty()) {
+      r->payload_sent = true;
+      r->ack_time_ms = now_ms;  // the replica loads it now, and acknowledges only then
     }
   }
   if (now_ms - last_ping_ms_ >= kPingPeriodMs) {
@@ -407,7 +416,7 @@ void Replication::Cron(int64_t now_ms) {
     AppendLocked(ping);
   }
   for (const ReplicaPtr& r : replicas_) {
-    bool acknowledges = r->psync && !r->handshake.rdb_only && r->state == State::kOnline;
+    bool acknowledges = r->psync && !r->handshake.rdb_only && r->state == State::kOnline && r->payload_sent;
     if (acknowledges && now_ms - r->ack_time_ms > kTimeoutMs && !r->timed_out) {
       r->timed_out = true;
       spdlog::warn("Disconnecting timedout replica (streaming sync): {}", NameOf(*r));
@@ -457,9 +466,8 @@ void Replication::RunFullSync() {
   } else {
     // A write that decided not to be captured before the first replica arrived must end
     // before the instant: after it, it would be in neither the payload nor the stream.
-    for (int i = 0; i < 5000 && UncapturedWritesInFlight() > 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    // Their count only falls once capture is on: the next tick tries again.
+    if (UncapturedWritesInFlight() > 0) return;
     // The tables have room for one view: a BGSAVE or a rewrite that walks is waited for.
     if (!persistence.ClaimWalkForReplication()) return;
     server_.shards().RunHoldingAll([&] {
@@ -469,7 +477,7 @@ void Replication::RunFullSync() {
   }
   spdlog::info("Starting BGSAVE for SYNC with target: replicas sockets");
   std::string payload;
-  PayloadSink sink(&payload, [this] { Cron(WallMs()); });
+  PayloadSink sink(&payload, [this] { Cron(WallMs()); }, &stop_requested_);
   bool ok = kind == Kind::kFunctionsOnly ? persistence.WriteFunctionsPayload(sink, filter_functions)
                                          : persistence.WriteReplicaPayload(sink, std::move(view));
   // The payload goes to the outboxes outside the lock, so that writers are not held while it

@@ -81,7 +81,7 @@ class Replication {
   void Stop();
 
   // Whether writes must be propagated: true once a replica has attached (the backlog lives on).
-  bool active() const { return active_.load(std::memory_order_acquire); }
+  bool active() const { return active_.load(std::memory_order_seq_cst); }
 
   // ---- the stream, from any thread, in the order the writes happened ----
   // Commands run in database `db` (lapse-only commands are skipped).
@@ -97,7 +97,8 @@ class Replication {
   // itself, through the client's outbox. The client is a replica from now on.
   void Attach(const std::shared_ptr<ClientInfo>& client, const ReplicaHandshake& handshake, bool psync,
               std::string_view replid, int64_t offset);
-  // REPLCONF ACK from a replica.
+  // REPLCONF ACK from a replica; an empty line (`offset` -1), which a Redis replica sends
+  // while it loads a large payload, only shows it is alive, as in Redis.
   void Acknowledge(uint64_t client_id, int64_t offset);
   // A connection that closes.
   void Detach(uint64_t client_id);
@@ -143,10 +144,10 @@ class Replication {
     int64_t ack_time_ms = 0;
     int64_t last_newline_ms = 0;
     bool timed_out = false;
-    // The payload has left the outbox and the connection (seen twice by the cron): from then
-    // on client-output-buffer-limit replica applies, to the stream alone.
+    // The connection has taken the payload from the outbox (seen by the cron): from then on
+    // client-output-buffer-limit replica applies to what waits in the outbox, the stream
+    // alone, and repl-timeout counts.
     bool payload_sent = false;
-    int drained_ticks = 0;
   };
   using ReplicaPtr = std::shared_ptr<Replica>;
 
@@ -190,6 +191,7 @@ class Replication {
   std::mutex thread_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<bool> stop_requested_{false};  // read by the walk's sink
   bool started_ = false;
   std::thread thread_;
 };

@@ -209,6 +209,25 @@ def test_expired_and_deleted_keys_are_deleted_on_the_replica(start_server):
     assert r.keys("*") == ["stays"]
 
 
+def test_a_key_found_expired_inside_a_transaction_is_deleted_before_the_command(start_server):
+    """RENAMENX onto a key that expired but was never reclaimed: the master deletes it when
+    the command finds it, inside the transaction, so the replica gets DEL before RENAMENX."""
+    master = start_server(options=master_options())
+    replica = start_replica(start_server, master)
+    wait_synced(master, replica)
+    m, r = py(master), py(replica)
+    assert m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0) == "OK"
+    m.set("b", "old", px=100)
+    m.set("a", "1")
+    time.sleep(0.3)
+    with m.pipeline(transaction=True) as p:
+        p.renamenx("a", "b")
+        assert p.execute() == [True]
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    assert r.get("b") == "1" and r.exists("a") == 0
+    assert m.get("b") == "1" and m.exists("a") == 0
+
+
 def test_info_role_and_client_list_show_the_replica(start_server):
     master = start_server(options=master_options())
     replica = start_replica(start_server, master)
