@@ -60,23 +60,28 @@ class ReplicaPeer {
   }
   const std::string& received() const { return received_; }
 
-  // PSYNC ? -1: returns the replication id and offset, and the offset in received() where the
-  // stream starts (after the payload).
-  void FullSync(std::string* replid, int64_t* offset, size_t* stream_start) {
+  // What a full resynchronisation told: the replication id, the offset, and where in
+  // received() the stream starts (after the payload).
+  struct Synced {
+    std::string replid;
+    int64_t offset = 0;
+    size_t stream = 0;
+  };
+  // PSYNC ? -1, until the whole payload has arrived.
+  Synced FullSync() {
     EXPECT_EQ(Run({"REPLCONF", "capa", "psync2"}), kOk);
     received_.clear();
     Run({"PSYNC", "?", "-1"});  // the replies go through the outbox
     std::smatch m;
     static const std::regex kHead("^\n*\\+FULLRESYNC ([0-9a-f]{40}) ([0-9]+)\r\n\n*\\$([0-9]+)\r\n");
-    ASSERT_TRUE(WaitFor([&](const std::string& r) {
+    bool whole = WaitFor([&](const std::string& r) {
       return std::regex_search(r, m, kHead) && r.size() >= m[0].length() + std::stoul(m[3].str());
-    })) << received_;
-    *replid = m[1].str();
-    *offset = std::stoll(m[2].str());
+    });
+    EXPECT_TRUE(whole) << received_;
+    if (!whole) return {};
     size_t payload_at = m[0].length();
-    size_t length = std::stoul(m[3].str());
     EXPECT_EQ(received_.substr(payload_at, 9), "REDIS0010");
-    *stream_start = payload_at + length;
+    return {m[1].str(), std::stoll(m[2].str()), payload_at + std::stoul(m[3].str())};
   }
 
  private:
@@ -90,10 +95,8 @@ TEST(ReplicationTest, FullSyncThenTheStreamWithSelect) {
   EXPECT_EQ(server.Run({"SET", "before", "1"}), kOk);
   EXPECT_FALSE(server.server().replication().active());  // no replica yet: writes pay nothing
   ReplicaPeer replica(server);
-  std::string replid;
-  int64_t offset = 0;
-  size_t stream = 0;
-  replica.FullSync(&replid, &offset, &stream);
+  auto [replid, offset, stream] = replica.FullSync();
+  (void)replid;
   EXPECT_TRUE(server.server().replication().active());
   EXPECT_NE(replica.received().find("before"), std::string::npos);  // in the payload
   EXPECT_EQ(server.Run({"SET", "k", "v"}), kOk);
@@ -111,10 +114,7 @@ TEST(ReplicationTest, FullSyncThenTheStreamWithSelect) {
 TEST(ReplicationTest, RelativeDeadlinesAreAbsoluteAndExpiryIsADel) {
   TestServer server;
   ReplicaPeer replica(server);
-  std::string replid;
-  int64_t offset = 0;
-  size_t stream = 0;
-  replica.FullSync(&replid, &offset, &stream);
+  size_t stream = replica.FullSync().stream;
   int64_t now = server.clock().NowMs();
   EXPECT_EQ(server.Run({"SET", "k", "v", "EX", "10"}), kOk);
   std::string deadline = std::to_string(now + 10000);
@@ -128,10 +128,7 @@ TEST(ReplicationTest, RelativeDeadlinesAreAbsoluteAndExpiryIsADel) {
 TEST(ReplicationTest, TransactionsAreWrappedAndLapseCommandsLeftOut) {
   TestServer server;
   ReplicaPeer replica(server);
-  std::string replid;
-  int64_t offset = 0;
-  size_t stream = 0;
-  replica.FullSync(&replid, &offset, &stream);
+  size_t stream = replica.FullSync().stream;
   server.RunBatch({{"MULTI"}, {"SET", "a", "1"}, {"INCR", "a"}, {"EXEC"}});
   EXPECT_EQ(server.Run({"CSETTTL", "c", "100"}), kOk);
   server.Run({"IPUT", "c", "1", "{}"});
@@ -145,10 +142,12 @@ TEST(ReplicationTest, PsyncWithinTheBacklogContinues) {
   TestServer server;
   std::string replid;
   int64_t offset = 0;
-  size_t stream = 0;
   {
     ReplicaPeer first(server);
-    first.FullSync(&replid, &offset, &stream);
+    ReplicaPeer::Synced synced = first.FullSync();
+    replid = synced.replid;
+    offset = synced.offset;
+    size_t stream = synced.stream;
     EXPECT_EQ(server.Run({"SET", "k", "v"}), kOk);
     ASSERT_TRUE(first.WaitForText(Resp({"SET", "k", "v"})));
     offset += static_cast<int64_t>(first.received().size() - stream);
@@ -171,10 +170,7 @@ TEST(ReplicationTest, PsyncWithinTheBacklogContinues) {
 TEST(ReplicationTest, AcknowledgementsFeedWaitAndRole) {
   TestServer server;
   ReplicaPeer replica(server);
-  std::string replid;
-  int64_t offset = 0;
-  size_t stream = 0;
-  replica.FullSync(&replid, &offset, &stream);
+  replica.FullSync();
   EXPECT_EQ(server.Run({"SET", "k", "v"}), kOk);
   int64_t now = server.server().replication().offset();
   EXPECT_EQ(server.Run({"WAIT", "1", "1"}), ":0\r\n");  // not acknowledged yet
