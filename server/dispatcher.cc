@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 #include <ctime>
 #include <utility>
 
@@ -363,38 +362,17 @@ awaitable<void> Dispatcher::RunFanoutCommand(const CommandSpec& spec, const std:
   CountErrorReply(*out, before);
 }
 
-namespace {
-// Writes that decided not to be captured before they took their shards, per event-loop
-// thread (each slot written by its thread only): the first replica's sync waits for them to
-// end, or one could write after the sync's instant unseen by the payload and the stream.
-struct alignas(64) UncapturedSlot {
-  std::atomic<int64_t> in_flight{0};
-};
-std::array<UncapturedSlot, 256> uncaptured_writes;
-
-void AddUncaptured(size_t thread, int64_t delta) {
-  std::atomic<int64_t>& n = uncaptured_writes[thread % uncaptured_writes.size()].in_flight;
-  n.fetch_add(delta, std::memory_order_seq_cst);
-}
-}  // namespace
-
-int64_t UncapturedWritesInFlight() {
-  int64_t total = 0;
-  for (const UncapturedSlot& slot : uncaptured_writes) total += slot.in_flight.load(std::memory_order_seq_cst);
-  return total;
-}
-
 Dispatcher::UncapturedWrite::UncapturedWrite(Dispatcher& d, const CommandSpec& spec) : thread_(d.session_.home) {
   if (!(spec.flags & kWrite) || d.server_.aof().capturing()) [[likely]] return;
   // Counted first, then checked again: the sync thread, which activates capture and then
   // reads the counts, sees this write or this write sees capture on.
-  AddUncaptured(thread_, 1);
+  CountUncapturedWrite(thread_, 1);
   active_ = !d.server_.aof().capturing();
-  if (!active_) AddUncaptured(thread_, -1);
+  if (!active_) CountUncapturedWrite(thread_, -1);
 }
 
 Dispatcher::UncapturedWrite::~UncapturedWrite() {
-  if (active_) [[unlikely]] AddUncaptured(thread_, -1);
+  if (active_) [[unlikely]] CountUncapturedWrite(thread_, -1);
 }
 
 bool Dispatcher::LogBeforeRun(const CommandSpec& spec, const std::vector<std::string_view>& args) {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <random>
 #include <unordered_set>
@@ -85,7 +86,22 @@ class PayloadSink final : public engine::rdb::Sink {
   std::chrono::steady_clock::time_point last_tick_ = std::chrono::steady_clock::now();
 };
 
+struct alignas(64) UncapturedSlot {
+  std::atomic<int64_t> in_flight{0};
+};
+std::array<UncapturedSlot, 256> uncaptured_writes;
+
 }  // namespace
+
+void CountUncapturedWrite(size_t thread, int64_t delta) {
+  uncaptured_writes[thread % uncaptured_writes.size()].in_flight.fetch_add(delta, std::memory_order_seq_cst);
+}
+
+int64_t UncapturedWritesInFlight() {
+  int64_t total = 0;
+  for (const UncapturedSlot& slot : uncaptured_writes) total += slot.in_flight.load(std::memory_order_seq_cst);
+  return total;
+}
 
 Replication::Replication(Server& server) : server_(server), replid_(RandomReplid()) {}
 

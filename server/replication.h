@@ -55,7 +55,9 @@ class Server;
 struct ClientInfo;
 
 // Connection and fan-out writes running now that decided, before taking their shards, not to
-// be captured (server/dispatcher.cc): the first replica's instant waits for them to end.
+// be captured (Dispatcher::UncapturedWrite): the first replica's instant waits for them to end.
+// Counted per event-loop thread (`thread`), each slot written by its own thread only.
+void CountUncapturedWrite(size_t thread, int64_t delta);
 int64_t UncapturedWritesInFlight();
 
 // What a client told with REPLCONF before PSYNC or SYNC; kept by its session.
